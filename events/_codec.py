@@ -1,0 +1,172 @@
+"""Encode and decode events and states as MessagePack or JSON, numpy values included.
+
+msgspec encodes neither numpy arrays nor numpy scalars by itself; this module owns the one
+hook pair that does, so that a dtype and a shape survive every round trip exactly:
+
+- MessagePack: an extension type per kind (code 1 arrays, code 2 scalars) whose payload is a
+  small msgpack header ``[descr, shape]`` followed by the raw bytes (C order).
+- JSON: an object ``{"__ndarray__": base64, "dtype": descr, "shape": [...]}`` (or
+  ``"__npscalar__"``), turned back into numpy after parsing.
+
+Encoders and decoders are built once and reused (msgspec's perf advice).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import msgspec
+import numpy as np
+from numpy.lib.format import descr_to_dtype, dtype_to_descr
+
+from ._errors import HookbusError
+
+__all__ = (
+    "CodecError",
+    "decode_json",
+    "decode_msgpack",
+    "encode_json",
+    "encode_msgpack",
+    "msgpack_decoder",
+)
+
+_EXT_ARRAY = 1
+_EXT_SCALAR = 2
+_ARRAY_KEY = "__ndarray__"
+_SCALAR_KEY = "__npscalar__"
+
+
+class CodecError(HookbusError, ValueError):
+    """Raise when a value cannot be encoded, or bytes do not decode to the asked type."""
+
+
+def _descr(dtype: np.dtype[Any]) -> Any:
+    if dtype.hasobject:
+        raise CodecError(
+            f"cannot encode a numpy value of dtype {dtype!r}: object arrays hold arbitrary "
+            "Python objects; convert to a numeric, bool, string or structured dtype"
+        )
+    return dtype_to_descr(dtype)
+
+
+def _dtype(descr: Any) -> np.dtype[Any]:
+    # JSON and msgpack turn the tuples of a structured descr into lists; numpy wants tuples.
+    if isinstance(descr, list):
+        descr = [tuple(_dtype_field(f)) for f in descr]
+    return descr_to_dtype(descr)
+
+
+def _dtype_field(field: list[Any]) -> list[Any]:
+    return [field[0], _dtype(field[1]), *field[2:]] if isinstance(field[1], list) else field
+
+
+# --- MessagePack ----------------------------------------------------------------------------
+
+_header_encoder = msgspec.msgpack.Encoder()
+_header_decoder = msgspec.msgpack.Decoder()
+
+
+def _msgpack_enc_hook(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        code, shape, raw = _EXT_ARRAY, obj.shape, np.ascontiguousarray(obj).tobytes()
+    elif isinstance(obj, np.generic):
+        code, shape, raw = _EXT_SCALAR, (), obj.tobytes()
+    else:
+        raise NotImplementedError(f"cannot encode {type(obj).__qualname__} objects: {obj!r}")
+    header = _header_encoder.encode((_descr(obj.dtype), shape))
+    return msgspec.msgpack.Ext(code, len(header).to_bytes(4, "little") + header + raw)
+
+
+def _msgpack_ext_hook(code: int, data: memoryview) -> Any:
+    if code not in (_EXT_ARRAY, _EXT_SCALAR):
+        raise CodecError(f"unknown MessagePack extension type {code}; hookbus writes 1 and 2")
+    # Payload: 4-byte little-endian header length, the msgpack header [descr, shape], raw bytes.
+    header_end = 4 + int.from_bytes(data[:4], "little")
+    descr, shape = _header_decoder.decode(data[4:header_end])
+    array = np.frombuffer(data[header_end:], dtype=_dtype(descr)).reshape(shape)
+    if code == _EXT_SCALAR:
+        return array[()]
+    return array.copy()  # frombuffer views the caller's transient buffer; users may write
+
+
+_msgpack_encoder = msgspec.msgpack.Encoder(enc_hook=_msgpack_enc_hook)
+_msgpack_decoders: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
+
+
+def encode_msgpack(obj: Any) -> bytes:
+    """Encode ``obj`` (events, dicts, lists, numpy arrays and scalars, ...) as MessagePack."""
+    try:
+        return _msgpack_encoder.encode(obj)
+    except NotImplementedError as exc:
+        raise CodecError(str(exc)) from exc
+
+
+def msgpack_decoder(type: Any = Any) -> msgspec.msgpack.Decoder[Any]:
+    """Return the shared MessagePack decoder for ``type`` (built once, numpy-aware)."""
+    decoder = _msgpack_decoders.get(type)
+    if decoder is None:
+        decoder = msgspec.msgpack.Decoder(type, ext_hook=_msgpack_ext_hook)
+        _msgpack_decoders[type] = decoder
+    return decoder
+
+
+def decode_msgpack(data: bytes | memoryview, type: Any = Any) -> Any:
+    """Decode MessagePack ``data`` as ``type`` (``Any`` by default; ``Event`` for any event)."""
+    try:
+        return msgpack_decoder(type).decode(data)
+    except msgspec.DecodeError as exc:
+        raise CodecError(f"cannot decode MessagePack as {_type_name(type)}: {exc}") from exc
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+
+def _json_enc_hook(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        raw = np.ascontiguousarray(obj).tobytes()
+        return {_ARRAY_KEY: base64.b64encode(raw).decode(), "dtype": _descr(obj.dtype),
+                "shape": list(obj.shape)}
+    if isinstance(obj, np.generic):
+        return {_SCALAR_KEY: base64.b64encode(obj.tobytes()).decode(), "dtype": _descr(obj.dtype)}
+    raise NotImplementedError(f"cannot encode {type(obj).__qualname__} objects: {obj!r}")
+
+
+def _revive(obj: Any) -> Any:
+    """Turn the JSON stand-ins for numpy values back into numpy, recursively."""
+    if isinstance(obj, dict):
+        if _ARRAY_KEY in obj:
+            raw = base64.b64decode(obj[_ARRAY_KEY])
+            return np.frombuffer(raw, dtype=_dtype(obj["dtype"])).reshape(obj["shape"]).copy()
+        if _SCALAR_KEY in obj:
+            raw = base64.b64decode(obj[_SCALAR_KEY])
+            return np.frombuffer(raw, dtype=_dtype(obj["dtype"]))[0]
+        return {key: _revive(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [_revive(item) for item in obj]
+    return obj
+
+
+_json_encoder = msgspec.json.Encoder(enc_hook=_json_enc_hook)
+_json_decoder = msgspec.json.Decoder()
+
+
+def encode_json(obj: Any) -> bytes:
+    """Encode ``obj`` as JSON (UTF-8 bytes); numpy values become tagged objects."""
+    try:
+        return _json_encoder.encode(obj)
+    except NotImplementedError as exc:
+        raise CodecError(str(exc)) from exc
+
+
+def decode_json(data: bytes | str, type: Any = Any) -> Any:
+    """Decode JSON ``data`` as ``type`` (``Any`` by default; ``Event`` for any event)."""
+    try:
+        tree = _revive(_json_decoder.decode(data))
+        return tree if type is Any else msgspec.convert(tree, type=type)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CodecError(f"cannot decode JSON as {_type_name(type)}: {exc}") from exc
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__qualname__", None) or repr(tp)

@@ -1,0 +1,201 @@
+"""One frozen, tagged msgspec Struct per hook: the typed, serializable record of what happened."""
+
+# No "from __future__ import annotations" here: msgspec resolves string annotations in the
+# module named by __module__, which the package rewrites to the public "hookbus.events".
+from typing import Any, ClassVar
+
+import msgspec
+
+__all__ = (
+    "HOOKS",
+    "AlgorithmInit",
+    "BaseEvent",
+    "CheckpointLoaded",
+    "EnvRunnersRecreated",
+    "EnvironmentCreated",
+    "EpisodeCreated",
+    "EpisodeEnd",
+    "EpisodeStart",
+    "EpisodeStep",
+    "EvaluateEnd",
+    "EvaluateStart",
+    "Event",
+    "PostprocessTrajectory",
+    "SampleEnd",
+    "TrainResult",
+)
+
+
+class BaseEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Carry what every event has: who published it and its place in that publisher's stream.
+
+    ``source`` names the publisher (``"env_runner:0"``, ``"algorithm"``); ``seq`` counts that
+    publisher's events from 0 without gaps. Subclasses add the hook's data; new fields always get
+    defaults and existing field types never change, so old recordings keep decoding.
+    """
+
+    hook: ClassVar[str]
+
+    source: str = ""
+    seq: int = 0
+
+
+# --- Algorithm side -------------------------------------------------------------------------
+
+
+class AlgorithmInit(BaseEvent, frozen=True, kw_only=True, tag="algorithm_init"):
+    """Publish after the Algorithm was constructed and set up."""
+
+    hook: ClassVar[str] = "on_algorithm_init"
+
+    algorithm: str = ""
+    """The Algorithm's class name, e.g. ``"PPO"``."""
+
+
+class TrainResult(BaseEvent, frozen=True, kw_only=True, tag="train_result"):
+    """Publish after each training iteration, before ``train()`` returns."""
+
+    hook: ClassVar[str] = "on_train_result"
+
+    training_iteration: int = 0
+    result: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class EvaluateStart(BaseEvent, frozen=True, kw_only=True, tag="evaluate_start"):
+    """Publish before an evaluation round."""
+
+    hook: ClassVar[str] = "on_evaluate_start"
+
+    training_iteration: int = 0
+
+
+class EvaluateEnd(BaseEvent, frozen=True, kw_only=True, tag="evaluate_end"):
+    """Publish after an evaluation round, with its metrics."""
+
+    hook: ClassVar[str] = "on_evaluate_end"
+
+    training_iteration: int = 0
+    evaluation_metrics: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class CheckpointLoaded(BaseEvent, frozen=True, kw_only=True, tag="checkpoint_loaded"):
+    """Publish after ``restore_from_path()`` loaded an Algorithm's state."""
+
+    hook: ClassVar[str] = "on_checkpoint_loaded"
+
+    path: str = ""
+
+
+class EnvRunnersRecreated(BaseEvent, frozen=True, kw_only=True, tag="env_runners_recreated"):
+    """Publish after failed EnvRunners were restarted."""
+
+    hook: ClassVar[str] = "on_env_runners_recreated"
+
+    env_runner_indices: list[int] = msgspec.field(default_factory=list)
+    is_evaluation: bool = False
+
+
+# --- EnvRunner side -------------------------------------------------------------------------
+
+
+class EnvironmentCreated(BaseEvent, frozen=True, kw_only=True, tag="environment_created"):
+    """Publish after an EnvRunner made its (vector) environment."""
+
+    hook: ClassVar[str] = "on_environment_created"
+
+    env_id: str = ""
+    num_envs: int = 1
+    worker_index: int = 0
+    in_evaluation: bool = False
+    env_config: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class EpisodeCreated(BaseEvent, frozen=True, kw_only=True, tag="episode_created"):
+    """Publish for every new episode object, before its sub-env is reset."""
+
+    hook: ClassVar[str] = "on_episode_created"
+
+    episode_id: str = ""
+    env_index: int = 0
+
+
+class EpisodeStart(BaseEvent, frozen=True, kw_only=True, tag="episode_start"):
+    """Publish after the reset, once the first observation is in the episode."""
+
+    hook: ClassVar[str] = "on_episode_start"
+
+    episode_id: str = ""
+    env_index: int = 0
+    observation: Any = None
+    info: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class EpisodeStep(BaseEvent, frozen=True, kw_only=True, tag="episode_step"):
+    """Publish after each env step that did not end the episode is in the episode."""
+
+    hook: ClassVar[str] = "on_episode_step"
+
+    episode_id: str = ""
+    env_index: int = 0
+    action: Any = None
+    reward: float = 0.0
+    observation: Any = None
+    info: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class EpisodeEnd(BaseEvent, frozen=True, kw_only=True, tag="episode_end"):
+    """Publish after the step that terminated or truncated the episode is in the episode.
+
+    As in RLlib, that last step fires ``on_episode_end`` instead of ``on_episode_step``, so this
+    event carries the step's data too.
+    """
+
+    hook: ClassVar[str] = "on_episode_end"
+
+    episode_id: str = ""
+    env_index: int = 0
+    action: Any = None
+    reward: float = 0.0
+    observation: Any = None
+    info: dict[str, Any] = msgspec.field(default_factory=dict)
+    terminated: bool = False
+    truncated: bool = False
+
+
+class SampleEnd(BaseEvent, frozen=True, kw_only=True, tag="sample_end"):
+    """Publish at the end of each ``sample()`` call."""
+
+    hook: ClassVar[str] = "on_sample_end"
+
+    num_env_steps: int = 0
+    episode_ids: list[str] = msgspec.field(default_factory=list)
+
+
+class PostprocessTrajectory(BaseEvent, frozen=True, kw_only=True, tag="postprocess_trajectory"):
+    """Publish after ``on_episode_end``, before the episode goes to the learner."""
+
+    hook: ClassVar[str] = "on_postprocess_trajectory"
+
+    episode_id: str = ""
+    env_index: int = 0
+
+
+Event = (
+    AlgorithmInit
+    | TrainResult
+    | EvaluateStart
+    | EvaluateEnd
+    | CheckpointLoaded
+    | EnvRunnersRecreated
+    | EnvironmentCreated
+    | EpisodeCreated
+    | EpisodeStart
+    | EpisodeStep
+    | EpisodeEnd
+    | SampleEnd
+    | PostprocessTrajectory
+)
+"""Any event: decode a mixed stream with ``type=Event``; ``isinstance(x, Event)`` works too."""
+
+HOOKS: dict[str, type[BaseEvent]] = {cls.hook: cls for cls in Event.__args__}
+"""Hook name (``"on_episode_step"``) to its event type (``EpisodeStep``), in SPEC.md's order."""

@@ -1,0 +1,19 @@
+"""The codec: MessagePack and JSON for events, states and numpy values (``events.codec``)."""
+
+from ._codec import (
+    CodecError as CodecError,
+    decode_json as decode_json,
+    decode_msgpack as decode_msgpack,
+    encode_json as encode_json,
+    encode_msgpack as encode_msgpack,
+    msgpack_decoder as msgpack_decoder,
+)
+
+__all__ = (
+    "CodecError",
+    "decode_json",
+    "decode_msgpack",
+    "encode_json",
+    "encode_msgpack",
+    "msgpack_decoder",
+)
