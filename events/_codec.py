@@ -73,7 +73,7 @@ def _msgpack_enc_hook(obj: Any) -> Any:
     elif isinstance(obj, np.generic):
         code, shape, raw = _EXT_SCALAR, (), obj.tobytes()
     else:
-        raise NotImplementedError(f"cannot encode {type(obj).__qualname__} objects: {obj!r}")
+        raise NotImplementedError(_unencodable(obj))
     header = _header_encoder.encode((_descr(obj.dtype), shape))
     return msgspec.msgpack.Ext(code, len(header).to_bytes(4, "little") + header + raw)
 
@@ -125,11 +125,14 @@ def decode_msgpack(data: bytes | memoryview, type: Any = Any) -> Any:
 def _json_enc_hook(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         raw = np.ascontiguousarray(obj).tobytes()
-        return {_ARRAY_KEY: base64.b64encode(raw).decode(), "dtype": _descr(obj.dtype),
-                "shape": list(obj.shape)}
+        return {
+            _ARRAY_KEY: base64.b64encode(raw).decode(),
+            "dtype": _descr(obj.dtype),
+            "shape": list(obj.shape),
+        }
     if isinstance(obj, np.generic):
         return {_SCALAR_KEY: base64.b64encode(obj.tobytes()).decode(), "dtype": _descr(obj.dtype)}
-    raise NotImplementedError(f"cannot encode {type(obj).__qualname__} objects: {obj!r}")
+    raise NotImplementedError(_unencodable(obj))
 
 
 def _revive(obj: Any) -> Any:
@@ -166,6 +169,14 @@ def decode_json(data: bytes | str, type: Any = Any) -> Any:
         return tree if type is Any else msgspec.convert(tree, type=type)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise CodecError(f"cannot decode JSON as {_type_name(type)}: {exc}") from exc
+
+
+def _unencodable(obj: object) -> str:
+    return (
+        f"cannot encode {type(obj).__name__} objects ({obj!r}); the codec takes msgspec's "
+        "types (dicts, lists, str, int, float, bool, None, bytes, Structs, ...) and numpy "
+        "arrays and scalars"
+    )
 
 
 def _type_name(tp: Any) -> str:

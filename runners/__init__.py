@@ -1,1 +1,3 @@
-"""placeholder"""
+"""Publishers: EnvRunners stepping gymnasium envs, the Algorithm, and numpy learners."""
+
+__all__ = ()

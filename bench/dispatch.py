@@ -1,0 +1,278 @@
+"""Cost of dispatching one episode hook, against a hand-written floor and the usual peers.
+
+Every case carries the payload a real episode hook carries: the event plus six live objects
+(episode, env_runner, metrics_logger, env, rl_module, env_index), delivered as keyword
+arguments to trivial receivers. Run: ``python bench/dispatch.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _timing import best_ns, best_ns_async, ratio_table
+
+from hookbus.events import EpisodeStep, TrainResult
+from hookbus.kernel import Bus, Callback
+
+EVENT = EpisodeStep(source="env_runner:0", seq=1, episode_id="e", reward=1.0)
+LIVE: dict[str, Any] = {
+    "episode": object(),
+    "env_runner": object(),
+    "metrics_logger": object(),
+    "env": object(),
+    "rl_module": object(),
+    "env_index": 0,
+}
+EP, RUNNER, LOGGER, ENV, MODULE, INDEX = LIVE.values()
+
+
+def receiver(*, event: Any, **kwargs: Any) -> None:
+    """Do nothing: the cost measured is the dispatch's."""
+
+
+async def areceiver(*, event: Any, **kwargs: Any) -> None:
+    """Do nothing, asynchronously."""
+
+
+class StepCallback(Callback):
+    def on_episode_step(self, *, event: Any, **kwargs: Any) -> None:
+        pass
+
+
+def make_receivers(n: int) -> list[Any]:
+    # Distinct function objects, as distinct user handlers would be.
+    def make() -> Any:
+        def fn(*, event: Any, **kwargs: Any) -> None:
+            pass
+
+        return fn
+
+    return [make() for _ in range(n)]
+
+
+# --- floors ---------------------------------------------------------------------------------
+
+
+def floor_loop(fns: list[Any]) -> Any:
+    def loop(n: int) -> None:
+        for _ in range(n):
+            for fn in fns:
+                fn(
+                    event=EVENT,
+                    episode=EP,
+                    env_runner=RUNNER,
+                    metrics_logger=LOGGER,
+                    env=ENV,
+                    rl_module=MODULE,
+                    env_index=INDEX,
+                )
+
+    return loop
+
+
+def afloor_loop(fns: list[Any]) -> Any:
+    async def loop(n: int) -> None:
+        for _ in range(n):
+            for fn in fns:
+                await fn(
+                    event=EVENT,
+                    episode=EP,
+                    env_runner=RUNNER,
+                    metrics_logger=LOGGER,
+                    env=ENV,
+                    rl_module=MODULE,
+                    env_index=INDEX,
+                )
+
+    return loop
+
+
+# --- hookbus --------------------------------------------------------------------------------
+
+
+def publish_loop(bus: Bus) -> Any:
+    async def loop(n: int) -> None:
+        publish = bus.publish
+        for _ in range(n):
+            await publish(EVENT, **LIVE)
+
+    return loop
+
+
+def step_path_loop(bus: Bus) -> Any:
+    """The runners' per-step path: a held dispatcher, positional live arguments."""
+    step = bus.dispatcher(EpisodeStep)
+
+    async def loop(n: int) -> None:
+        for _ in range(n):
+            call = step.call
+            if call is not None:
+                if step.is_async:
+                    await call(EVENT, EP, RUNNER, LOGGER, ENV, MODULE, INDEX)
+                else:
+                    call(EVENT, EP, RUNNER, LOGGER, ENV, MODULE, INDEX)
+
+    return loop
+
+
+def has_subscribers_loop(bus: Bus) -> Any:
+    def loop(n: int) -> None:
+        has = bus.has_subscribers
+        for _ in range(n):
+            if has(TrainResult):
+                raise AssertionError("no subscriber expected")
+
+    return loop
+
+
+# --- peers ----------------------------------------------------------------------------------
+
+
+def pluggy_loop(n_receivers: int) -> Any:
+    import pluggy
+
+    spec, impl = pluggy.HookspecMarker("bench"), pluggy.HookimplMarker("bench")
+
+    class Spec:
+        @spec
+        def on_episode_step(
+            self,
+            event: Any,
+            episode: Any,
+            env_runner: Any,
+            metrics_logger: Any,
+            env: Any,
+            rl_module: Any,
+            env_index: Any,
+        ) -> None:
+            """The hook."""
+
+    manager = pluggy.PluginManager("bench")
+    manager.add_hookspecs(Spec)
+    for _ in range(n_receivers):
+
+        class Plugin:
+            @impl
+            def on_episode_step(
+                self,
+                event: Any,
+                episode: Any,
+                env_runner: Any,
+                metrics_logger: Any,
+                env: Any,
+                rl_module: Any,
+                env_index: Any,
+            ) -> None:
+                pass
+
+        manager.register(Plugin())
+    hook = manager.hook.on_episode_step
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            hook(event=EVENT, **LIVE)
+
+    return loop
+
+
+def blinker_loop(n_receivers: int) -> Any:
+    import blinker
+
+    signal = blinker.Signal()
+    keep = []  # blinker holds receivers weakly
+    for _ in range(n_receivers):
+
+        def fn(sender: Any, **kwargs: Any) -> None:
+            pass
+
+        keep.append(fn)
+        signal.connect(fn)
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            signal.send(None, event=EVENT, **LIVE)
+
+    loop.keep = keep  # type: ignore[attr-defined]
+    return loop
+
+
+def pyee_loop(n_receivers: int) -> Any:
+    from pyee import EventEmitter
+
+    emitter = EventEmitter()
+    for _ in range(n_receivers):
+
+        def fn(event: Any, **kwargs: Any) -> None:
+            pass
+
+        emitter.on("episode_step", fn)
+
+    def loop(n: int) -> None:
+        # pyee's emit() takes its event name as "event", so ours goes positionally.
+        for _ in range(n):
+            emitter.emit("episode_step", EVENT, **LIVE)
+
+    return loop
+
+
+async def main(quick: bool) -> None:
+    n = 20_000 if quick else 200_000
+    three = make_receivers(3)
+    ten = make_receivers(10)
+    athree = [areceiver, areceiver, areceiver]
+
+    floor3 = best_ns(floor_loop(three), n)
+    floor10 = best_ns(floor_loop(ten), n)
+    afloor3 = await best_ns_async(afloor_loop(athree), n)
+
+    empty = Bus()
+    mixed = Bus(StepCallback, on_episode_step=three[:2])
+    asyncs = Bus(on_episode_step=athree)
+    many = Bus(on_episode_step=ten)
+    rows = [
+        ("floor: loop calling 3 sync receivers", floor3),
+        ("floor: loop awaiting 3 async receivers", afloor3),
+        ("floor: loop calling 10 sync receivers", floor10),
+        ("has_subscribers(), no subscriber", best_ns(has_subscribers_loop(empty), n)),
+        ("publish, 0 subscribers", await best_ns_async(publish_loop(empty), n)),
+        ("publish, 1 class + 2 callables (sync)", await best_ns_async(publish_loop(mixed), n)),
+        ("step path, 1 class + 2 callables (sync)", await best_ns_async(step_path_loop(mixed), n)),
+        ("publish, 3 async handlers", await best_ns_async(publish_loop(asyncs), n)),
+        ("step path, 3 async handlers", await best_ns_async(step_path_loop(asyncs), n)),
+        ("publish, 10 sync handlers", await best_ns_async(publish_loop(many), n)),
+        ("step path, 10 sync handlers", await best_ns_async(step_path_loop(many), n)),
+        ("pluggy, 3 hookimpls", best_ns(pluggy_loop(3), n)),
+        ("blinker, 3 receivers", best_ns(blinker_loop(3), n)),
+        ("pyee, 3 listeners", best_ns(pyee_loop(3), n)),
+    ]
+    by_name = dict(rows)
+    print(f"python {sys.version.split()[0]}, {n} dispatches per run, best of 7\n")
+    print(ratio_table(rows, {"floor3": floor3}))
+    pub = by_name["publish, 1 class + 2 callables (sync)"]
+    step = by_name["step path, 1 class + 2 callables (sync)"]
+    print("\ntargets (issue 9):")
+    checks = [
+        ("publish 3 sync <= 2.5x floor", pub / floor3, 2.5),
+        ("step path 3 sync <= 1.5x floor", step / floor3, 1.5),
+        ("publish 3 async <= 2x async floor", by_name["publish, 3 async handlers"] / afloor3, 2.0),
+        ("publish 3 sync / pluggy < 1", pub / by_name["pluggy, 3 hookimpls"], 1.0),
+        ("publish 3 sync / blinker < 1", pub / by_name["blinker, 3 receivers"], 1.0),
+        ("publish 3 sync / pyee < 1", pub / by_name["pyee, 3 listeners"], 1.0),
+    ]
+    for label, value, bound in checks:
+        print(f"  {label:<36} {value:6.2f}  {'ok' if value <= bound else 'MISSED'}")
+    hs = by_name["has_subscribers(), no subscriber"]
+    print(f"  {'has_subscribers < 100 ns':<36} {hs:6.0f}  {'ok' if hs < 100 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10x fewer iterations")
+    args = parser.parse_args()
+    anyio.run(main, args.quick)

@@ -1,0 +1,366 @@
+"""The bus: ordered subscriber chains per hook, compiled on change, published to by runners."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import logging
+import warnings
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal
+
+from hookbus.events import HOOKS, BaseEvent
+
+from ._callback import overridden_hooks
+from ._chain import Handler, compile_chain
+from ._errors import BusClosedError, ConfigError
+from ._hooks import LIVE_ARGS, event_type_for, hook_name
+from ._plugins import load_plugins
+from ._stream import EventStream
+
+__all__ = ("ON_ERROR_POLICIES", "Bus", "BusStatistics", "Dispatcher", "HookbusWarning")
+
+logger = logging.getLogger("hookbus")
+
+OnError = Literal["raise", "log"]
+ON_ERROR_POLICIES: tuple[OnError, ...] = ("raise", "log")
+
+
+class HookbusWarning(UserWarning):
+    """Warn about something that works but is probably not what was meant."""
+
+
+class Dispatcher:
+    """One hook's compiled chain; the bus keeps ``call`` current as subscribers change.
+
+    Publishers on a hot path hold the dispatcher and skip ``publish()``'s lookup::
+
+        step = bus.dispatcher(EpisodeStep)
+        ...
+        if step.call is not None:              # no subscriber: build no event at all
+            event = EpisodeStep(...)
+            if step.is_async:
+                await step.call(event, episode, env_runner, metrics_logger, env, module, i)
+            else:
+                step.call(event, episode, env_runner, metrics_logger, env, module, i)
+
+    ``call`` takes the event and the hook's live arguments (``live_args``, in that order),
+    positionally or by keyword; those left out are None.
+    """
+
+    __slots__ = ("call", "event_type", "hook", "is_async", "live_args")
+
+    def __init__(self, event_type: type[BaseEvent]) -> None:
+        self.event_type = event_type
+        self.hook: str = event_type.hook
+        self.live_args: tuple[str, ...] = LIVE_ARGS[self.hook]
+        self.call: Callable[..., Any] | None = None
+        self.is_async = False
+
+    def __repr__(self) -> str:
+        state = "empty" if self.call is None else ("async" if self.is_async else "sync")
+        return f"<Dispatcher {self.hook} ({state})>"
+
+
+@dataclass(frozen=True, slots=True)
+class BusStatistics:
+    """A snapshot of a bus's counters."""
+
+    subscribers: dict[str, int]
+    """Handlers per hook (hooks with none left out)."""
+    errors: int
+    """Handler exceptions so far (logged ones under ``on_error="log"`` included)."""
+    errors_by_hook: dict[str, int]
+
+
+class Bus:
+    """Publish typed events to ordered chains of handlers, on asyncio or trio.
+
+    Takes the arguments of ``config.callbacks(...)``: ``callbacks_class`` (a Callback class or
+    instance, or a list of them), one keyword per hook with a callable or a list of them
+    (``on_episode_end=[f, g]``), ``on_error`` (``"raise"`` or ``"log"``) and ``plugins``
+    (True for every installed plugin, or a list of their names). Each hook's chain is: the
+    classes' handlers in order (plugins after the given classes), then the callables in
+    order, then handlers added with ``subscribe()`` in the order added, then streams.
+    """
+
+    def __init__(
+        self,
+        callbacks_class: object = None,
+        *,
+        on_error: str = "raise",
+        plugins: bool | Sequence[str] = False,
+        **hook_callables: Any,
+    ) -> None:
+        if on_error not in ON_ERROR_POLICIES:
+            raise ConfigError(
+                f"unknown on_error policy {on_error!r}; allowed: "
+                + ", ".join(repr(p) for p in ON_ERROR_POLICIES)
+            )
+        self.on_error: OnError = "raise" if on_error == "raise" else "log"
+        self._closed = False
+        self._errors: Counter[str] = Counter()
+        self._dispatchers = {cls: Dispatcher(cls) for cls in HOOKS.values()}
+        # Per hook, the four parts of its chain, in chain order.
+        self._class_handlers: dict[str, list[Handler]] = {h: [] for h in HOOKS}
+        self._callables: dict[str, list[Handler]] = {h: [] for h in HOOKS}
+        self._subscribed: dict[str, list[Handler]] = {h: [] for h in HOOKS}
+        self._feeders: dict[str, list[Handler]] = {h: [] for h in HOOKS}
+        self._streams: list[EventStream] = []
+
+        self.callbacks: tuple[object, ...] = (
+            *_instantiate(_as_list(callbacks_class)),
+            *_instantiate(load_plugins(plugins)),
+        )
+        """The class handlers' instances, in chain order (plugins after the given ones)."""
+        for callback in self.callbacks:
+            _warn_stray_hooks(callback)
+            for hook in overridden_hooks(callback):
+                self._class_handlers[hook].append(Handler.of(getattr(callback, hook)))
+        for name, value in hook_callables.items():
+            hook = hook_name(name)
+            self._callables[hook] = [Handler.of(_checked(fn, hook)) for fn in _as_list(value)]
+        for hook in HOOKS:
+            self._recompile(hook)
+
+    # --- subscribing --------------------------------------------------------------------
+
+    def subscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
+        """Add ``fn`` at the end of the chain of ``event_type`` (an event type or hook name).
+
+        ``fn`` is called as ``fn(event=..., **live_arguments)``; it may be async.
+        """
+        hook = self._open_hook(event_type)
+        self._subscribed[hook].append(Handler.of(_checked(fn, hook)))
+        self._recompile(hook)
+
+    def unsubscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
+        """Remove the first ``subscribe()``-d handler equal to ``fn`` from the chain."""
+        hook = event_type_for(event_type).hook
+        handlers = self._subscribed[hook]
+        for i, handler in enumerate(handlers):
+            if handler.fn == fn:
+                del handlers[i]
+                self._recompile(hook)
+                return
+        raise ConfigError(f"{fn!r} is not subscribed to {hook!r}")
+
+    def has_subscribers(self, event_type: type[BaseEvent]) -> bool:
+        """Tell whether publishing ``event_type`` would run anything (else build no event)."""
+        try:
+            return self._dispatchers[event_type].call is not None
+        except KeyError:
+            event_type_for(event_type)  # raises the explanation
+            raise
+
+    def dispatcher(self, event_type: type[BaseEvent] | str) -> Dispatcher:
+        """Return the live dispatcher of ``event_type``, for publishers on a hot path."""
+        return self._dispatchers[event_type_for(event_type)]
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self,
+        *event_types: type[BaseEvent] | str,
+        buffer: int = 1000,
+        overflow: str = "block",
+    ) -> AsyncIterator[EventStream]:
+        """Observe events of ``event_types`` (all, if none given) through a bounded buffer.
+
+        The stream's feeder runs last in each chain. ``overflow="block"`` makes publishers
+        wait while the buffer is full; ``"drop_oldest"`` never waits and counts drops.
+        """
+        hooks = [self._open_hook(t) for t in event_types] if event_types else list(HOOKS)
+        stream = EventStream(buffer, overflow)
+        put = stream.put if stream.overflow == "block" else stream.put_dropping_oldest
+        feeder = Handler.of(put, takes_live=False)
+        for hook in hooks:
+            self._feeders[hook].append(feeder)
+            self._recompile(hook)
+        self._streams.append(stream)
+        try:
+            yield stream
+        finally:
+            self._streams.remove(stream)
+            for hook in hooks:
+                self._feeders[hook].remove(feeder)
+                self._recompile(hook)
+            stream._discard()
+
+    # --- publishing ---------------------------------------------------------------------
+
+    async def publish(self, event: BaseEvent, /, **live: Any) -> None:
+        """Run the chain of ``event``'s hook with ``event=event`` and the live arguments.
+
+        Returns once every handler has finished, in order. A live argument the hook does not
+        have is a TypeError; one left out reaches handlers as None.
+        """
+        try:
+            dispatcher = self._dispatchers[type(event)]
+        except KeyError:
+            raise ConfigError(f"cannot publish {event!r}: not a hookbus event") from None
+        call = dispatcher.call
+        if call is None:
+            return
+        if dispatcher.is_async:
+            await call(event, **live)
+        else:
+            call(event, **live)
+
+    # --- state and lifecycle ------------------------------------------------------------
+
+    def statistics(self) -> BusStatistics:
+        """Return a snapshot of the subscriber and error counters."""
+        subscribers = {}
+        for hook in HOOKS:
+            n = sum(len(part[hook]) for part in self._chain_parts())
+            if n:
+                subscribers[hook] = n
+        return BusStatistics(subscribers, sum(self._errors.values()), dict(self._errors))
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has run."""
+        return self._closed
+
+    def close(self) -> None:
+        """End every stream, close every class handler (``close()``), refuse later publishes.
+
+        Idempotent. Every callback is closed even if one raises; the first error is re-raised.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for stream in self._streams:
+            stream._end()
+        for dispatcher in self._dispatchers.values():
+            dispatcher.call, dispatcher.is_async = _closed_bus, False
+        first_error: BaseException | None = None
+        for callback in self.callbacks:
+            close = getattr(callback, "close", None)
+            if close is None:
+                continue
+            try:
+                close()
+            except Exception as exc:
+                exc.add_note(f"hookbus: raised by {type(callback).__qualname__}.close()")
+                first_error = first_error or exc
+        if first_error is not None:
+            raise first_error
+
+    async def __aenter__(self) -> Bus:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __enter__(self) -> Bus:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        counts = self.statistics().subscribers
+        inner = ", ".join(f"{hook}={n}" for hook, n in counts.items()) or "no subscribers"
+        return f"<Bus {'closed' if self._closed else 'open'}: {inner}>"
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _chain_parts(self) -> tuple[dict[str, list[Handler]], ...]:
+        return self._class_handlers, self._callables, self._subscribed, self._feeders
+
+    def _open_hook(self, event_type: type[BaseEvent] | str) -> str:
+        if self._closed:
+            raise BusClosedError("cannot subscribe to a closed bus")
+        return event_type_for(event_type).hook
+
+    def _recompile(self, hook: str) -> None:
+        handlers = [h for part in self._chain_parts() for h in part[hook]]
+        dispatcher = self._dispatchers[HOOKS[hook]]
+
+        def failed(exc: BaseException, handler: Handler) -> None:
+            self._handler_failed(hook, exc, handler)
+
+        dispatcher.call = compile_chain(
+            hook, dispatcher.live_args, handlers, on_error=self.on_error, failed=failed
+        )
+        dispatcher.is_async = any(h.is_async for h in handlers)
+
+    def _handler_failed(self, hook: str, exc: BaseException, handler: Handler) -> None:
+        self._errors[hook] += 1
+        if self.on_error == "raise":
+            exc.add_note(f"hookbus: raised by handler {handler.name} of hook {hook!r}")
+        else:
+            logger.error(
+                "hookbus: handler %s of hook %r raised %r; the chain goes on (on_error='log')",
+                handler.name,
+                hook,
+                exc,
+                exc_info=exc,
+            )
+
+
+def _closed_bus(event: BaseEvent, *args: Any, **kwargs: Any) -> None:
+    raise BusClosedError(f"cannot publish {type(event).__name__}: the bus is closed")
+
+
+def _as_list(value: object) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return list(value)
+    return [value]
+
+
+def _checked(fn: object, hook: str) -> Callable[..., Any]:
+    if not callable(fn):
+        raise ConfigError(f"handler for {hook!r} must be callable, got {fn!r}")
+    return fn
+
+
+def _instantiate(items: Iterable[object]) -> list[object]:
+    """Turn callback classes into instances; instances pass through as they are."""
+    instances = []
+    for item in items:
+        if isinstance(item, type):
+            try:
+                item = item()
+            except TypeError as exc:
+                raise ConfigError(
+                    f"cannot instantiate callback class {item.__qualname__} with no arguments "
+                    f"({exc}); pass an instance instead"
+                ) from exc
+        elif callable(item) and not overridden_hooks(item):
+            raise ConfigError(
+                f"callbacks_class takes Callback classes or instances, got the callable "
+                f"{item!r}; pass plain callables per hook instead (e.g. on_episode_end=fn)"
+            )
+        instances.append(item)
+    return instances
+
+
+def _warn_stray_hooks(callback: object) -> None:
+    """Warn about ``on_*`` methods that look like misspelt hooks (they would never run)."""
+    for name in dir(type(callback)):
+        if name.startswith("on_") and name not in HOOKS and callable(getattr(callback, name)):
+            close = difflib.get_close_matches(name, HOOKS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            warnings.warn(
+                f"{type(callback).__qualname__}.{name} is not a hook and will never be "
+                f"called{hint}",
+                HookbusWarning,
+                stacklevel=4,
+            )

@@ -1,0 +1,93 @@
+"""The base class of stateful class handlers (RLlib's ``RLlibCallback``)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hookbus.events import HOOKS
+
+__all__ = ("Callback", "overridden_hooks")
+
+
+class Callback:
+    """Subclass and override the hooks you need; each may be ``def`` or ``async def``.
+
+    Every hook receives keyword arguments only: ``event`` (the typed event) and the hook's
+    live objects (SPEC.md's table); accept ``**kwargs`` so that new arguments never break
+    you. A hook you do not override costs nothing: the class is not in that hook's chain.
+
+    ``observer = True`` marks a class that watches every runner's events from the
+    Algorithm's bus (a recorder, a tracer) rather than running where events happen.
+    ``get_state()`` / ``set_state()`` make the instance's state part of checkpoints;
+    ``close()`` runs when the bus closes.
+    """
+
+    observer: ClassVar[bool] = False
+
+    def get_state(self) -> dict[str, Any] | None:
+        """Return state to save in checkpoints (plain data and numpy arrays), or None."""
+        return None
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore what ``get_state()`` returned."""
+
+    def close(self) -> None:
+        """Release resources (files, connections); called once when the bus closes."""
+
+    # The hooks, as no-ops. Overriding one puts this class in that hook's chain.
+
+    def on_algorithm_init(self, **kwargs: Any) -> Any:
+        """Handle the end of the Algorithm's setup."""
+
+    def on_train_result(self, **kwargs: Any) -> Any:
+        """Handle a training iteration's result; keys added to ``result`` are returned."""
+
+    def on_evaluate_start(self, **kwargs: Any) -> Any:
+        """Handle the start of an evaluation round."""
+
+    def on_evaluate_end(self, **kwargs: Any) -> Any:
+        """Handle the end of an evaluation round; ``evaluation_metrics`` may be edited."""
+
+    def on_checkpoint_loaded(self, **kwargs: Any) -> Any:
+        """Handle an Algorithm restored from a checkpoint."""
+
+    def on_env_runners_recreated(self, **kwargs: Any) -> Any:
+        """Handle failed EnvRunners being restarted."""
+
+    def on_environment_created(self, **kwargs: Any) -> Any:
+        """Handle an EnvRunner's new (vector) environment."""
+
+    def on_episode_created(self, **kwargs: Any) -> Any:
+        """Handle a new episode, before its sub-env is reset."""
+
+    def on_episode_start(self, **kwargs: Any) -> Any:
+        """Handle an episode's first observation."""
+
+    def on_episode_step(self, **kwargs: Any) -> Any:
+        """Handle an env step that did not end the episode."""
+
+    def on_episode_end(self, **kwargs: Any) -> Any:
+        """Handle an episode's last step (terminated or truncated)."""
+
+    def on_sample_end(self, **kwargs: Any) -> Any:
+        """Handle the end of a ``sample()`` call."""
+
+    def on_postprocess_trajectory(self, **kwargs: Any) -> Any:
+        """Handle a finished episode before it goes to the learner (rewards may change)."""
+
+
+def overridden_hooks(callback: object) -> list[str]:
+    """Return the hooks ``callback`` (an instance) implements, in SPEC.md's order.
+
+    For a ``Callback`` subclass, a hook counts only if the class overrides the no-op; for any
+    other object, every hook-named callable attribute counts (duck typing).
+    """
+    cls = type(callback)
+    hooks = []
+    for hook in HOOKS:
+        method = getattr(cls, hook, None)
+        if method is None or method is getattr(Callback, hook):
+            continue
+        if callable(method):
+            hooks.append(hook)
+    return hooks

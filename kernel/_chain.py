@@ -1,0 +1,125 @@
+"""Subscriber chains, compiled once per change into one plain function per hook.
+
+The publish path must cost little more than calling the handlers by hand (SPEC.md; bench/
+dispatch.py measures it). So nothing is resolved per event: whenever a hook's subscribers
+change, its chain is compiled into a function whose body calls each handler in turn with
+the hook's arguments spelled out by name, as a hand-written loop would:
+
+    def dispatch_on_episode_step(event, episode=None, env_runner=None, ...):
+        index = 0
+        try:
+            h0(event=event, episode=episode, env_runner=env_runner, ...)
+            index = 1
+            h1(event=event, episode=episode, env_runner=env_runner, ...)
+        except Exception as exc:
+            _failed(exc, index)
+            raise
+
+A chain with an async handler compiles to an ``async def`` that awaits exactly those.
+Under ``on_error="log"`` each call gets its own ``try`` and the chain goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ("Handler", "compile_chain", "is_async_callable")
+
+
+def is_async_callable(fn: object) -> bool:
+    """Tell whether calling ``fn`` returns an awaitable (partials and ``__call__`` unwrapped)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    # An object with ``async def __call__`` is async too; look at its class's method.
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 -- the method, not callable()
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+def describe(fn: object) -> str:
+    """Name a handler for messages: ``Class.method``, ``module.function`` or its repr."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    owner = getattr(fn, "__self__", None)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if owner is not None and not isinstance(owner, type) and name:
+        return f"{type(owner).__qualname__}.{getattr(fn, '__name__', name)}"
+    if name:
+        module = getattr(fn, "__module__", None)
+        return f"{module}.{name}" if module and module != "__main__" else str(name)
+    return repr(fn)
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """One subscriber of one hook, with what the compiler needs to know about it."""
+
+    fn: Callable[..., Any]
+    name: str
+    is_async: bool
+    takes_live: bool = True  # False for stream feeders, which take the event alone
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any], *, takes_live: bool = True) -> Handler:
+        """Describe ``fn``, deciding once whether it is async."""
+        return cls(fn, describe(fn), is_async_callable(fn), takes_live)
+
+
+ErrorSink = Callable[[BaseException, Handler], None]
+
+
+def compile_chain(
+    hook: str,
+    live_args: Sequence[str],
+    handlers: Sequence[Handler],
+    *,
+    on_error: str,
+    failed: ErrorSink,
+) -> Callable[..., Any] | None:
+    """Return one function that runs ``handlers`` in order, or None for an empty chain.
+
+    It takes ``(event, *live_args)``, positionally or by keyword; absent live arguments are
+    None. It is a coroutine function if any handler is async. ``failed(exc, handler)`` is
+    called for every handler exception: under ``on_error="raise"`` before it propagates (to
+    annotate it), under ``"log"`` instead of propagating.
+    """
+    if not handlers:
+        return None
+    is_async = any(h.is_async for h in handlers)
+    names = {f"h{i}": h.fn for i, h in enumerate(handlers)}
+    kwargs_all = ", ".join(["event=event", *(f"{a}={a}" for a in live_args)])
+    calls = []
+    for i, h in enumerate(handlers):
+        call = f"h{i}({kwargs_all if h.takes_live else 'event'})"
+        calls.append(f"await {call}" if h.is_async else call)
+
+    lines = [
+        f"{'async ' if is_async else ''}def dispatch_{hook}"
+        f"({', '.join(['event', *(f'{a}=None' for a in live_args)])}):"
+    ]
+    if on_error == "log":
+        for i, call in enumerate(calls):
+            lines += [
+                "    try:",
+                f"        {call}",
+                "    except Exception as exc:",
+                f"        _failed(exc, _handlers[{i}])",
+            ]
+    else:
+        lines += ["    index = 0", "    try:"]
+        for i, call in enumerate(calls):
+            if i:
+                lines.append(f"        index = {i}")
+            lines.append(f"        {call}")
+        lines += [
+            "    except Exception as exc:",
+            "        _failed(exc, _handlers[index])",
+            "        raise",
+        ]
+    namespace: dict[str, Any] = {**names, "_failed": failed, "_handlers": tuple(handlers)}
+    exec(compile("\n".join(lines), f"<hookbus chain {hook}>", "exec"), namespace)
+    fn: Callable[..., Any] = namespace[f"dispatch_{hook}"]
+    return fn

@@ -1,0 +1,50 @@
+"""Opt-in subscriber plugins: Callback classes named in the entry-point group hookbus.plugins."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib.metadata import EntryPoint, entry_points
+
+from ._errors import ConfigError
+
+__all__ = ("PLUGIN_GROUP", "available_plugins", "load_plugins")
+
+PLUGIN_GROUP = "hookbus.plugins"
+
+
+def available_plugins() -> dict[str, EntryPoint]:
+    """Return the installed plugins by name, sorted by name."""
+    found = {ep.name: ep for ep in entry_points(group=PLUGIN_GROUP)}
+    return dict(sorted(found.items()))
+
+
+def load_plugins(selection: bool | Sequence[str]) -> list[type]:
+    """Load the plugin classes ``selection`` asks for: all (True), none (False), or by name."""
+    if selection is False:
+        return []
+    found = available_plugins()
+    if selection is True:
+        names = list(found)
+    elif isinstance(selection, str) or not isinstance(selection, Sequence):
+        raise ConfigError(
+            f"plugins must be True, False or a list of plugin names, got {selection!r}"
+        )
+    else:
+        names = list(selection)
+    classes = []
+    for name in names:
+        if name not in found:
+            known = ", ".join(found) or "none are installed"
+            raise ConfigError(f"unknown plugin {name!r}; installed plugins: {known}")
+        try:
+            cls = found[name].load()
+        except Exception as exc:
+            raise ConfigError(
+                f"plugin {name!r} ({found[name].value}) failed to load: {exc!r}"
+            ) from exc
+        if not isinstance(cls, type):
+            raise ConfigError(
+                f"plugin {name!r} ({found[name].value}) must name a Callback class, got {cls!r}"
+            )
+        classes.append(cls)
+    return classes

@@ -1,0 +1,87 @@
+"""Detached streams: bounded, ordered, back-pressure or drop-oldest, ending with the bus."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from hookbus.events import EpisodeEnd, EpisodeStep, TrainResult
+from hookbus.kernel import Bus, BusClosedError, ConfigError
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_block_policy_applies_back_pressure() -> None:
+    bus = Bus()
+    published: list[int] = []
+
+    async def publisher() -> None:
+        for seq in range(3):
+            await bus.publish(EpisodeEnd(seq=seq))
+            published.append(seq)
+
+    async with bus.stream(EpisodeEnd, buffer=1) as events, anyio.create_task_group() as tg:
+        tg.start_soon(publisher)
+        await anyio.wait_all_tasks_blocked()
+        assert published == [0]  # the second publish waits for room
+        received = [(await events.receive()).seq for _ in range(3)]
+    assert received == [0, 1, 2]
+    assert published == [0, 1, 2]
+    assert events.dropped == 0
+
+
+async def test_drop_oldest_never_waits_and_counts_drops() -> None:
+    bus = Bus()
+    async with bus.stream(EpisodeEnd, buffer=3, overflow="drop_oldest") as events:
+        for seq in range(10):
+            await bus.publish(EpisodeEnd(seq=seq))
+        assert events.dropped == 7
+        assert [(await events.receive()).seq for _ in range(3)] == [7, 8, 9]
+
+
+async def test_stream_of_all_events_ends_after_the_bus_closes() -> None:
+    bus = Bus()
+    async with bus.stream(buffer=10) as events:
+        await bus.publish(EpisodeStep(seq=1))
+        await bus.publish(TrainResult(seq=2))
+        bus.close()
+        seen = [event async for event in events]
+    assert [type(e).__name__ for e in seen] == ["EpisodeStep", "TrainResult"]
+
+
+async def test_stream_runs_after_every_handler_and_leaves_when_exited() -> None:
+    log: list[str] = []
+    bus = Bus(on_episode_end=lambda **kw: log.append("handler"))
+    async with bus.stream(EpisodeEnd) as events:
+        assert bus.statistics().subscribers == {"on_episode_end": 2}
+        await bus.publish(EpisodeEnd())
+        assert log == ["handler"]
+        assert isinstance(await events.receive(), EpisodeEnd)
+    assert bus.statistics().subscribers == {"on_episode_end": 1}
+
+
+async def test_stream_only_sees_its_types() -> None:
+    bus = Bus()
+    async with bus.stream(EpisodeEnd, "on_train_result", buffer=5) as events:
+        await bus.publish(EpisodeStep())
+        await bus.publish(TrainResult(seq=1))
+        await bus.publish(EpisodeEnd(seq=2))
+        got = [await events.receive(), await events.receive()]
+    assert [(type(e).__name__, e.seq) for e in got] == [("TrainResult", 1), ("EpisodeEnd", 2)]
+
+
+async def test_bad_stream_options_are_refused() -> None:
+    bus = Bus()
+    with pytest.raises(
+        ConfigError, match="unknown overflow policy 'drop_newest'; allowed: 'block', 'drop_oldest'"
+    ):
+        async with bus.stream(EpisodeEnd, overflow="drop_newest"):
+            pass
+    with pytest.raises(ConfigError, match="stream buffer must be a positive int, got 0"):
+        async with bus.stream(EpisodeEnd, buffer=0):
+            pass
+    assert bus.statistics().subscribers == {}
+    bus.close()
+    with pytest.raises(BusClosedError):
+        async with bus.stream(EpisodeEnd):
+            pass

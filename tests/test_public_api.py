@@ -1,0 +1,53 @@
+"""Every public module's ``__all__`` is exactly what it exports, under its public name."""
+
+from __future__ import annotations
+
+import importlib
+import types
+
+import pytest
+
+PUBLIC_MODULES = [
+    "hookbus.events",
+    "hookbus.events.codec",
+    "hookbus.kernel",
+    "hookbus.metrics",
+    "hookbus.runners",
+]
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_all_is_a_tuple_of_existing_public_names(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = module.__all__
+    assert isinstance(exported, tuple)
+    assert len(set(exported)) == len(exported)
+    for attr in exported:
+        assert not attr.startswith("_")
+        assert hasattr(module, attr), f"{name}.__all__ names missing {attr!r}"
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_public_objects_report_a_public_module(name: str) -> None:
+    module = importlib.import_module(name)
+    for attr in module.__all__:
+        obj = getattr(module, attr)
+        if isinstance(obj, types.ModuleType) or not hasattr(obj, "__module__"):
+            continue
+        owner = getattr(obj, "__module__", None)
+        if owner is None or not owner.startswith("hookbus."):
+            continue  # re-exported third-party or builtin objects
+        assert "._" not in owner + ".", f"{name}.{attr} reports private module {owner}"
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_no_public_name_is_left_out_of_all(name: str) -> None:
+    module = importlib.import_module(name)
+    public = {
+        attr
+        for attr, obj in vars(module).items()
+        if not attr.startswith("_")
+        and not isinstance(obj, types.ModuleType)
+        and getattr(obj, "__module__", "").startswith("hookbus.")
+    }
+    assert public <= set(module.__all__)
