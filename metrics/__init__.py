@@ -1,1 +1,15 @@
-"""placeholder"""
+"""Windowed metrics: RLlib's MetricsLogger and Stats, numpy-backed and mergeable across runners."""
+
+from . import _scalar, _window  # noqa: F401  (importing them registers the kinds of Stats)
+from ._logger import MetricsLogger as MetricsLogger
+from ._results import results as results
+from ._stats import Stats as Stats
+
+__all__ = ("MetricsLogger", "Stats", "results")
+
+# Public objects report the public module, not the private one they are defined in.
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith(__name__ + "._"):
+        _obj.__module__ = __name__
+del _name, _obj

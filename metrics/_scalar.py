@@ -1,0 +1,284 @@
+"""The running kinds: EMA, min/max and sums without a window, and the latest item.
+
+Each keeps one running value, so memory is constant. NaN is the only value unequal to
+itself; ``value == value`` is how the numeric kinds drop NaNs without a function call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from time import perf_counter
+from typing import Any, ClassVar
+
+from ._plain import plain
+from ._stats import Stats
+
+__all__ = ()
+
+_NAN = math.nan
+_UNSET: Any = object()  # an "item" Stats before its first value (None is a valid item)
+
+
+# Payloads and states say "no value" with None, not NaN: JSON has no NaN (msgspec writes
+# null), and None reads the same in every format.
+def _none_if_nan(value: Any) -> Any:
+    return None if value != value else value
+
+
+def _nan_if_none(value: Any) -> Any:
+    return _NAN if value is None else value
+
+
+class _EmaStats(Stats):
+    """reduce="ema" (or "mean" without a window): ``v = (1 - c) * v + c * value``."""
+
+    __slots__ = ("_clear", "_coeff", "_keep", "_value")
+    _kinds: ClassVar[tuple[str, ...]] = ("ema",)
+
+    def _setup(self) -> None:
+        self._value: Any = _NAN
+        self._coeff: float = self._spec["ema_coeff"]
+        self._keep = 1.0 - self._coeff
+        self._clear: bool = self._spec["clear_on_reduce"]
+
+    def push(self, value: Any) -> None:
+        current = self._value
+        if current == current:
+            if value == value:
+                self._value = self._keep * current + self._coeff * value
+        elif value == value:
+            self._value = value
+
+    def _peek(self) -> float:
+        return float(self._value)
+
+    def _export(self) -> Any:
+        value = self._value
+        if self._clear:
+            self._value = _NAN
+        return _none_if_nan(value)
+
+    def _merge(self, payloads: Sequence[Any], specs: Sequence[Mapping[str, Any]]) -> None:
+        # Parallel EMAs average (RLlib does the same): each runner's EMA already smooths
+        # over time. With nothing valid incoming, the current value stays.
+        values = [float(v) for v in payloads if v is not None and v == v]
+        if values:
+            self._value = math.fsum(values) / len(values)
+
+    def _dump(self) -> dict[str, Any]:
+        return {"value": _none_if_nan(plain(self._value))}
+
+    def _load(self, state: Mapping[str, Any]) -> None:
+        self._value = _nan_if_none(state["value"])
+
+    def __len__(self) -> int:
+        return int(self._value == self._value)
+
+
+class _ExtremeStats(Stats):
+    """Shared parts of the running (unwindowed) min and max."""
+
+    __slots__ = ("_clear", "_value")
+
+    def _setup(self) -> None:
+        self._value: Any = _NAN
+        self._clear: bool = self._spec["clear_on_reduce"]
+
+    def _better(self, value: Any, current: Any) -> bool:
+        raise NotImplementedError
+
+    def _peek(self) -> Any:
+        return plain(self._value)
+
+    def _export(self) -> Any:
+        value = self._value
+        if self._clear:
+            self._value = _NAN
+        return _none_if_nan(value)
+
+    def _merge(self, payloads: Sequence[Any], specs: Sequence[Mapping[str, Any]]) -> None:
+        for value in payloads:
+            if value is None or value != value:
+                continue
+            if self._value != self._value or self._better(value, self._value):
+                self._value = value
+
+    def _dump(self) -> dict[str, Any]:
+        return {"value": _none_if_nan(plain(self._value))}
+
+    def _load(self, state: Mapping[str, Any]) -> None:
+        self._value = _nan_if_none(state["value"])
+
+    def __len__(self) -> int:
+        return int(self._value == self._value)
+
+
+class _MinStats(_ExtremeStats):
+    """reduce="min" without a window: the smallest value since creation (or last clear)."""
+
+    __slots__ = ()
+    _kinds: ClassVar[tuple[str, ...]] = ("min",)
+
+    def push(self, value: Any) -> None:
+        current = self._value
+        if value < current or current != current:  # current is NaN only while empty
+            if value == value:
+                self._value = value
+
+    def _better(self, value: Any, current: Any) -> bool:
+        return bool(value < current)
+
+
+class _MaxStats(_ExtremeStats):
+    """reduce="max" without a window: the largest value since creation (or last clear)."""
+
+    __slots__ = ()
+    _kinds: ClassVar[tuple[str, ...]] = ("max",)
+
+    def push(self, value: Any) -> None:
+        current = self._value
+        if value > current or current != current:
+            if value == value:
+                self._value = value
+
+    def _better(self, value: Any, current: Any) -> bool:
+        return bool(value > current)
+
+
+class _SumStats(Stats):
+    """reduce="sum" without a window, or "lifetime_sum" (a sum never cleared).
+
+    ``_total`` is what peek shows; ``_delta`` is what was added since the last reduce(),
+    which is all a snapshot carries, so that merging the same runner's snapshots every
+    iteration never counts a value twice.
+    """
+
+    __slots__ = ("_clear", "_delta", "_total")
+    _kinds: ClassVar[tuple[str, ...]] = ("sum", "lifetime_sum")
+
+    def _setup(self) -> None:
+        self._total: Any = 0
+        self._delta: Any = 0
+        self._clear: bool = self._spec["clear_on_reduce"]
+
+    def push(self, value: Any) -> None:
+        if value == value:
+            self._total += value
+            self._delta += value
+
+    def _peek(self) -> Any:
+        return plain(self._total)
+
+    def _export(self) -> Any:
+        delta = self._delta  # payloads may hold numpy scalars: events.codec encodes them
+        self._delta = 0
+        if self._clear:
+            self._total = 0
+        return delta
+
+    def _merge(self, payloads: Sequence[Any], specs: Sequence[Mapping[str, Any]]) -> None:
+        added = 0
+        for value in payloads:
+            if value == value:
+                added += value
+        self.push(added)
+
+    def _dump(self) -> dict[str, Any]:
+        return {"total": plain(self._total), "delta": plain(self._delta)}
+
+    def _load(self, state: Mapping[str, Any]) -> None:
+        self._total = state["total"]
+        self._delta = state["delta"]
+
+    def __len__(self) -> int:
+        return 1
+
+
+class _ThroughputSumStats(_SumStats):
+    """A sum that also estimates units per second.
+
+    Each push (or merge) of ``value`` after ``dt`` seconds since the previous one (or since
+    the clock started) yields a rate ``value / dt``, smoothed with an EMA of coefficient
+    ``throughput_ema_coeff`` (RLlib's scheme). The clock starts when the owning logger is
+    created; a bare Stats starts it at its first push.
+    """
+
+    __slots__ = ("_last", "_rate", "_tcoeff", "_tkeep")
+    _kinds: ClassVar[tuple[str, ...]] = ("sum+throughput", "lifetime_sum+throughput")
+
+    def _setup(self) -> None:
+        super()._setup()
+        self._rate = _NAN
+        self._last = _NAN  # now - NaN is NaN, never > 0: the first push only starts the clock
+        self._tcoeff: float = self._spec["throughput_ema_coeff"]
+        self._tkeep = 1.0 - self._tcoeff
+
+    def push(self, value: Any) -> None:
+        if value == value:
+            self._total += value
+            self._delta += value
+            now = perf_counter()
+            elapsed = now - self._last
+            if elapsed > 0:
+                rate = value / elapsed
+                current = self._rate
+                self._rate = (
+                    rate if current != current else self._tkeep * current + self._tcoeff * rate
+                )
+            self._last = now
+
+    def _start_clock(self, now: float) -> None:
+        self._last = now
+
+    @property
+    def throughput(self) -> float:
+        return float(self._rate)
+
+    def _dump(self) -> dict[str, Any]:
+        return {**super()._dump(), "throughput": _none_if_nan(self._rate)}
+
+    def _load(self, state: Mapping[str, Any]) -> None:
+        super()._load(state)
+        self._rate = _nan_if_none(state["throughput"])
+
+
+class _ItemStats(Stats):
+    """reduce="item": the latest value logged (any object; not reduced, NaN kept)."""
+
+    __slots__ = ("_clear", "_value")
+    _kinds: ClassVar[tuple[str, ...]] = ("item",)
+
+    def _setup(self) -> None:
+        self._value: Any = _UNSET
+        self._clear: bool = self._spec["clear_on_reduce"]
+
+    def push(self, value: Any) -> None:
+        self._value = value
+
+    def _peek(self) -> Any:
+        return None if self._value is _UNSET else plain(self._value)
+
+    def _export(self) -> list[Any]:
+        payload = self._held()
+        if self._clear:
+            self._value = _UNSET
+        return payload
+
+    def _merge(self, payloads: Sequence[Any], specs: Sequence[Mapping[str, Any]]) -> None:
+        for payload in payloads:
+            if payload:
+                self._value = payload[-1]
+
+    def _dump(self) -> dict[str, Any]:
+        return {"value": self._held()}
+
+    def _held(self) -> list[Any]:
+        return [] if self._value is _UNSET else [self._value]
+
+    def _load(self, state: Mapping[str, Any]) -> None:
+        items = state["value"]
+        self._value = items[-1] if items else _UNSET
+
+    def __len__(self) -> int:
+        return int(self._value is not _UNSET)

@@ -1,0 +1,202 @@
+"""Check a key's settings once, at its first log, and put them in one canonical form.
+
+The canonical form is a plain dict (the *spec*) that travels in snapshots and states, so that
+the receiving side rebuilds the same reduction with ``Stats(**spec_settings(spec))``. It is
+canonical in that two ways of asking for the same reduction give the same spec: ``"mean"``
+without a window becomes ``"ema"`` with its coefficient, and ``None`` becomes
+``"item_series"`` (the name RLlib gave it later).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = (
+    "DEFAULT_EMA_COEFF",
+    "DEFAULT_PERCENTILES",
+    "DEFAULT_THROUGHPUT_EMA_COEFF",
+    "REDUCE_NAMES",
+    "checked_spec",
+    "make_spec",
+    "spec_settings",
+)
+
+#: Every value ``reduce`` accepts (``None`` is a list of items, like ``"item_series"``).
+REDUCE_NAMES: tuple[str | None, ...] = (
+    "mean",
+    "ema",
+    "min",
+    "max",
+    "sum",
+    "lifetime_sum",
+    "item",
+    "item_series",
+    "percentiles",
+    None,
+)
+DEFAULT_EMA_COEFF = 0.01
+DEFAULT_THROUGHPUT_EMA_COEFF = 0.05
+DEFAULT_PERCENTILES: tuple[float, ...] = (0, 50, 75, 90, 95, 99, 100)
+
+_WINDOWED = ("mean", "min", "max", "sum", "item_series", "percentiles")
+_SUM_LIKE = ("sum", "lifetime_sum")
+# Kinds whose unwindowed form keeps every value until the next reduce(): they are emptied on
+# every reduce() whatever clear_on_reduce says, or memory would grow without bound.
+_LISTS = ("item_series", "percentiles")
+
+
+def make_spec(
+    reduce: str | None = "mean",
+    *,
+    window: float | None = None,
+    ema_coeff: float | None = None,
+    clear_on_reduce: bool = False,
+    with_throughput: bool = False,
+    throughput_ema_coeff: float | None = None,
+    percentiles: Sequence[float] | bool | None = None,
+) -> dict[str, Any]:
+    """Validate one key's settings and return them in canonical form.
+
+    Raises ValueError naming the bad value and what is allowed.
+    """
+    if reduce is None:  # RLlib 2.4x: reduce=None with percentiles asks for percentiles
+        reduce = "item_series" if percentiles in (None, False) else "percentiles"
+    if reduce not in REDUCE_NAMES:
+        allowed = ", ".join(repr(name) for name in REDUCE_NAMES)
+        raise ValueError(f"unknown reduce={reduce!r}; allowed: {allowed}")
+    size = _check_window(reduce, window)
+    if size is not None and ema_coeff is not None:
+        raise ValueError(
+            f"window={window!r} and ema_coeff={ema_coeff!r} exclude each other: "
+            "a mean is either over a window or an exponential moving average"
+        )
+    throughput = _check_throughput(reduce, size, with_throughput)
+    if reduce == "mean" and size is None:
+        reduce = "ema"
+    if reduce == "ema":
+        ema_coeff = _check_coeff("ema_coeff", DEFAULT_EMA_COEFF if ema_coeff is None else ema_coeff)
+    elif ema_coeff is not None:
+        raise ValueError(
+            f"ema_coeff={ema_coeff!r} is only allowed with reduce='mean' or 'ema', "
+            f"not reduce={reduce!r}"
+        )
+    clear = _check_clear(reduce, size, clear_on_reduce)
+    return {
+        # The kind names the implementation: equal kinds merge, others refuse to.
+        "kind": reduce + ("[window]" if size else "") + ("+throughput" if throughput else ""),
+        "reduce": reduce,
+        "window": size,
+        "ema_coeff": ema_coeff,
+        "clear_on_reduce": clear,
+        "with_throughput": throughput,
+        "throughput_ema_coeff": _check_coeff(
+            "throughput_ema_coeff",
+            DEFAULT_THROUGHPUT_EMA_COEFF if throughput_ema_coeff is None else throughput_ema_coeff,
+        ),
+        "percentiles": _check_percentiles(reduce, percentiles),
+        # Whether the values are whole numbers, learnt from the first value: a float window
+        # then still reports a min, max or sum of ints as an int. None until known.
+        "ints": None,
+    }
+
+
+def spec_settings(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the keyword arguments of ``Stats`` that rebuild ``spec``."""
+    return {name: spec[name] for name in _SETTINGS}
+
+
+def checked_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a spec received from elsewhere (a snapshot, a state); return a fresh copy."""
+    try:
+        checked = make_spec(**spec_settings(spec))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a valid metrics spec: {spec!r}") from exc
+    ints = spec.get("ints")
+    checked["ints"] = ints if ints is None else bool(ints)
+    return checked
+
+
+_SETTINGS = (
+    "reduce",
+    "window",
+    "ema_coeff",
+    "clear_on_reduce",
+    "with_throughput",
+    "throughput_ema_coeff",
+    "percentiles",
+)
+
+
+def _check_window(reduce: str, window: float | None) -> int | None:
+    if window is None:
+        return None
+    if window == math.inf and reduce != "mean":
+        return None  # an infinite window is no window (RLlib accepts float("inf") too)
+    if window == math.inf:
+        raise ValueError(
+            "window=inf is not allowed with reduce='mean': a windowed mean keeps its window "
+            "in memory; give a finite window, or no window for an EMA"
+        )
+    if reduce not in _WINDOWED:
+        allowed = ", ".join(repr(name) for name in _WINDOWED)
+        raise ValueError(
+            f"window={window!r} is not allowed with reduce={reduce!r}; "
+            f"windows go with reduce={allowed}"
+        )
+    if isinstance(window, bool) or not isinstance(window, int | float) or window != int(window):
+        raise ValueError(f"window={window!r} must be a positive whole number or None")
+    if window < 1:
+        raise ValueError(f"window={window!r} must be a positive whole number or None")
+    return int(window)
+
+
+def _check_coeff(name: str, coeff: float) -> float:
+    if isinstance(coeff, bool) or not isinstance(coeff, int | float) or not 0 < coeff <= 1:
+        raise ValueError(f"{name}={coeff!r} must be a number in (0, 1]")
+    return float(coeff)
+
+
+def _check_clear(reduce: str, size: int | None, clear_on_reduce: bool) -> bool:
+    if not isinstance(clear_on_reduce, bool):
+        raise ValueError(f"clear_on_reduce={clear_on_reduce!r} must be True or False")
+    if reduce == "lifetime_sum" and clear_on_reduce:
+        raise ValueError(
+            "clear_on_reduce=True contradicts reduce='lifetime_sum' (a lifetime total is "
+            "never cleared); use reduce='sum' for a per-reduce total"
+        )
+    return clear_on_reduce or (reduce in _LISTS and size is None)
+
+
+def _check_throughput(reduce: str, size: int | None, with_throughput: bool) -> bool:
+    if not isinstance(with_throughput, bool):
+        raise ValueError(f"with_throughput={with_throughput!r} must be True or False")
+    if with_throughput and (reduce not in _SUM_LIKE or size is not None):
+        raise ValueError(
+            f"with_throughput=True is not allowed with reduce={reduce!r}, window={size!r}; "
+            "throughputs go with reduce='sum' or 'lifetime_sum' and no window"
+        )
+    return with_throughput
+
+
+def _check_percentiles(
+    reduce: str, percentiles: Sequence[float] | bool | None
+) -> list[float] | None:
+    if reduce != "percentiles":
+        if percentiles not in (None, False):
+            raise ValueError(
+                f"percentiles={percentiles!r} is only allowed with reduce='percentiles' "
+                f"(or None), not reduce={reduce!r}"
+            )
+        return None
+    if percentiles in (None, True):
+        return list(DEFAULT_PERCENTILES)
+    if isinstance(percentiles, bool | str) or not isinstance(percentiles, Sequence):
+        raise ValueError(f"percentiles={percentiles!r} must be a list of numbers in [0, 100]")
+    for p in percentiles:
+        if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 100:
+            raise ValueError(
+                f"percentiles={percentiles!r} holds {p!r}; each must be a number in [0, 100]"
+            )
+    return list(percentiles)
