@@ -1,0 +1,188 @@
+"""Run small numpy networks: a tanh MLP with hand-written backprop, and Adam.
+
+Parameters live in flat ``dict[str, ndarray]`` maps (``"pi.w0"``, ``"pi.b0"``, ...), so a
+network's state is a plain dict of arrays that ``events.codec`` encodes as it is. Every update
+writes into the existing arrays (never rebinds them), so a network and the optimizer that
+trains it may share one dict and stay in sync.
+
+Networks default to float32, as RLlib's torch modules do: at batch 8, numpy's float32 ``tanh``
+is about four times faster than its float64 one, and that is the cost that dominates a forward
+pass on the sampling hot path. ``dtype=np.float64`` gives networks whose hand-written gradients
+the tests check against finite differences; both draw the same initial weights from an RNG.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ("MLP", "Adam", "Array", "Params", "copy_into", "global_norm", "orthogonal")
+
+Array = NDArray[np.floating[Any]]
+Params = dict[str, Array]
+
+
+def orthogonal(rows: int, cols: int, gain: float, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Return a ``rows x cols`` matrix with orthonormal rows or columns, scaled by ``gain``."""
+    a = rng.standard_normal((max(rows, cols), min(rows, cols)))
+    q, r = np.linalg.qr(a)
+    # Sign-correct with diag(r) so that the distribution is uniform over orthogonal matrices.
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return np.ascontiguousarray(gain * q)
+
+
+class MLP:
+    """Map inputs through tanh hidden layers to a linear output layer.
+
+    The parameters are the entries ``{prefix}w{i}`` ([in, out]) and ``{prefix}b{i}`` ([out])
+    of :attr:`params`, ``i`` counting layers from 0.
+    """
+
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        rng: np.random.Generator,
+        *,
+        prefix: str = "",
+        hidden_gain: float = math.sqrt(2.0),
+        output_gain: float = 1.0,
+        dtype: type[np.floating[Any]] = np.float32,
+    ) -> None:
+        """Initialise orthogonal weights and zero biases for layer ``sizes`` (in, ..., out)."""
+        if len(sizes) < 2 or any(s < 1 for s in sizes):
+            raise ValueError(f"sizes must be >= 2 positive layer widths, got {list(sizes)!r}")
+        self.sizes = tuple(int(s) for s in sizes)
+        self.prefix = prefix
+        self.params: Params = {}
+        n_layers = len(self.sizes) - 1
+        for i in range(n_layers):
+            gain = output_gain if i == n_layers - 1 else hidden_gain
+            w = orthogonal(self.sizes[i], self.sizes[i + 1], gain, rng)
+            self.params[f"{prefix}w{i}"] = w.astype(dtype)
+            self.params[f"{prefix}b{i}"] = np.zeros(self.sizes[i + 1], dtype=dtype)
+        self._layers = [
+            (self.params[f"{prefix}w{i}"], self.params[f"{prefix}b{i}"]) for i in range(n_layers)
+        ]
+
+    def __call__(self, x: Array) -> Array:
+        """Return the output for a batch ``x`` [B, in] (inference: nothing kept for backprop)."""
+        # The sampling hot path: in-place bias and tanh save an allocation per layer.
+        for w, b in self._layers[:-1]:
+            x = x @ w
+            x += b
+            np.tanh(x, out=x)
+        w, b = self._layers[-1]
+        out = x @ w
+        out += b
+        return out
+
+    def forward(self, x: Array) -> tuple[Array, list[Array]]:
+        """Return the output and the layer inputs (``x`` then each hidden activation)."""
+        inputs = [x]
+        *hidden, (w_out, b_out) = self._layers
+        for w, b in hidden:
+            x = np.tanh(x @ w + b)
+            inputs.append(x)
+        return x @ w_out + b_out, inputs
+
+    def backward(self, inputs: Sequence[Array], grad_out: Array) -> Params:
+        """Return the parameter gradients given the layer inputs and d(loss)/d(output)."""
+        grads: Params = {}
+        g = grad_out
+        for i in range(len(self._layers) - 1, -1, -1):
+            a = inputs[i]
+            grads[f"{self.prefix}w{i}"] = a.T @ g
+            grads[f"{self.prefix}b{i}"] = g.sum(axis=0)
+            if i > 0:
+                # d tanh(z) / dz = 1 - tanh(z)^2, and inputs[i] is that tanh(z).
+                g = (g @ self._layers[i][0].T) * (1.0 - a * a)
+        return grads
+
+
+def global_norm(grads: Mapping[str, Array]) -> float:
+    """Return the L2 norm of all gradient arrays taken together."""
+    return math.sqrt(sum(float(np.vdot(g, g)) for g in grads.values()))
+
+
+class Adam:
+    """Update parameters in place with Adam, after clipping gradients by their global norm.
+
+    ``grad_clip=None`` disables clipping (RLlib's ``grad_clip`` default).
+    """
+
+    def __init__(
+        self,
+        params: MutableMapping[str, Array],
+        *,
+        lr: float,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        grad_clip: float | None = None,
+    ) -> None:
+        """Track first and second moments for every array in ``params``."""
+        self.params = params
+        self.lr = lr
+        self.betas = betas
+        self.eps = eps
+        self.grad_clip = grad_clip
+        self.step_count = 0
+        self.m: Params = {k: np.zeros_like(v) for k, v in params.items()}
+        self.v: Params = {k: np.zeros_like(v) for k, v in params.items()}
+
+    def step(self, grads: Mapping[str, Array]) -> float:
+        """Apply one update and return the global gradient norm measured before clipping."""
+        norm = global_norm(grads)
+        scale = 1.0
+        if self.grad_clip is not None and norm > self.grad_clip:
+            scale = self.grad_clip / (norm + 1e-6)
+        self.step_count += 1
+        b1, b2 = self.betas
+        # Fold both bias corrections into one step size (as torch.optim.Adam does).
+        step_size = self.lr * math.sqrt(1.0 - b2**self.step_count) / (1.0 - b1**self.step_count)
+        eps = self.eps * math.sqrt(1.0 - b2**self.step_count)
+        for k, p in self.params.items():
+            g = grads[k] * scale if scale != 1.0 else grads[k]
+            m, v = self.m[k], self.v[k]
+            m *= b1
+            m += (1.0 - b1) * g
+            v *= b2
+            v += (1.0 - b2) * (g * g)
+            p -= step_size * m / (np.sqrt(v) + eps)
+        return norm
+
+    def get_state(self) -> dict[str, Any]:
+        """Return the moments and step count as plain data (copies)."""
+        return {
+            "step": self.step_count,
+            "m": {k: v.copy() for k, v in self.m.items()},
+            "v": {k: v.copy() for k, v in self.v.items()},
+        }
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`get_state` returned, into the existing arrays."""
+        self.step_count = int(state["step"])
+        copy_into(self.m, state["m"])
+        copy_into(self.v, state["v"])
+
+
+def copy_into(dst: MutableMapping[str, Array], src: Mapping[str, Any]) -> None:
+    """Copy arrays from ``src`` into the same-named arrays of ``dst``, checking keys and shapes.
+
+    Copying (rather than rebinding) keeps every holder of ``dst``'s arrays, such as an
+    :class:`MLP`'s layer list, looking at the restored values.
+    """
+    if set(src) != set(dst):
+        raise ValueError(
+            f"state keys {sorted(src)!r} do not match the expected keys {sorted(dst)!r}"
+        )
+    for k, arr in dst.items():
+        new = np.asarray(src[k], dtype=arr.dtype)
+        if new.shape != arr.shape:
+            raise ValueError(f"state entry {k!r} has shape {new.shape}, expected {arr.shape}")
+        np.copyto(arr, new)

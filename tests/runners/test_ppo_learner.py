@@ -1,0 +1,463 @@
+"""Test the numpy PPO learner: gradients, GAE, reproducibility, state, settings, learning."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from hookbus.events.codec import decode_msgpack, encode_msgpack
+from hookbus.runners._nn import MLP, Adam, Params
+from hookbus.runners._ppo import (
+    PPOLearner,
+    PPOModule,
+    Trajectory,
+    compute_gae,
+    explained_variance,
+)
+
+OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (4,))
+BENCH_SCRIPT = Path(__file__).parents[2] / "bench" / "ppo_learning_check.py"
+
+
+def numeric_gradients(loss: Callable[[], float], params: Params, eps: float = 1e-6) -> Params:
+    """Return central finite differences of ``loss`` for every entry of ``params``."""
+    grads: Params = {}
+    for name, p in params.items():
+        g = np.zeros_like(p)
+        for i in np.ndindex(p.shape):
+            old = p[i]
+            p[i] = old + eps
+            up = loss()
+            p[i] = old - eps
+            down = loss()
+            p[i] = old
+            g[i] = (up - down) / (2 * eps)
+        grads[name] = g
+    return grads
+
+
+def random_trajectories(
+    module: PPOModule, rng: np.random.Generator, lengths: tuple[int, ...] = (7, 5, 9)
+) -> list[Trajectory]:
+    """Return trajectories of random observations with actions sampled from ``module``."""
+    trajectories = []
+    for i, t_len in enumerate(lengths):
+        obs = rng.uniform(-1.0, 1.0, size=(t_len + 1, module.obs_dim))
+        actions = module.forward_exploration(obs[:-1], rng)
+        rewards = rng.normal(1.0, 0.5, size=t_len)
+        trajectories.append(Trajectory(obs, actions, rewards, terminated=i % 2 == 0))
+    return trajectories
+
+
+# --- the MLP and Adam ----------------------------------------------------------------------
+
+
+def test_mlp_backward_matches_finite_differences() -> None:
+    rng = np.random.default_rng(0)
+    net = MLP([3, 5, 4, 2], rng, dtype=np.float64)
+    for p in net.params.values():  # non-zero biases, so that they matter in the check
+        p += rng.normal(0.0, 0.3, size=p.shape)
+    x = rng.normal(size=(6, 3))
+    weights = rng.normal(size=(6, 2))  # loss = sum(weights * out), so d loss / d out = weights
+
+    out, inputs = net.forward(x)
+    grads = net.backward(inputs, weights)
+    expected = numeric_gradients(lambda: float((weights * net(x)).sum()), net.params)
+
+    np.testing.assert_allclose(net(x), out, rtol=1e-12)
+    assert grads.keys() == net.params.keys()
+    for name, g in grads.items():
+        np.testing.assert_allclose(g, expected[name], rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+def test_adam_clips_by_global_norm_and_reports_the_raw_norm() -> None:
+    params: Params = {"a": np.zeros(3), "b": np.zeros(2)}
+    opt = Adam(params, lr=0.1, grad_clip=1.0)
+    grads = {"a": np.array([3.0, 0.0, 0.0]), "b": np.array([0.0, 4.0])}
+
+    norm = opt.step(grads)
+
+    assert norm == pytest.approx(5.0)
+    # The first moment holds (1 - beta1) * the clipped gradient, whose norm is grad_clip.
+    m_norm = math.sqrt(sum(float(np.sum(m * m)) for m in opt.m.values()))
+    assert m_norm == pytest.approx(0.1 * 1.0, rel=1e-5)
+    # Adam's first step moves every coordinate with a gradient by lr against its sign.
+    np.testing.assert_allclose(params["a"], [-0.1, 0.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(params["b"], [0.0, -0.1], atol=1e-6)
+
+
+def test_adam_minimises_a_quadratic() -> None:
+    target = np.array([1.0, -2.0, 3.0])
+    params: Params = {"x": np.zeros(3)}
+    opt = Adam(params, lr=0.05)
+    for _ in range(500):
+        opt.step({"x": 2.0 * (params["x"] - target)})
+    np.testing.assert_allclose(params["x"], target, atol=1e-2)
+
+
+# --- the PPO loss --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action_space", "settings"),
+    [
+        pytest.param(gym.spaces.Discrete(3), {}, id="discrete-surrogate-vf"),
+        pytest.param(
+            gym.spaces.Discrete(3),
+            {"entropy_coeff": 0.3, "use_kl_loss": True, "kl_coeff": 0.7, "vf_clip_param": 0.5},
+            id="discrete-all-terms-vf-clipped",
+        ),
+        pytest.param(
+            gym.spaces.Box(-1.0, 1.0, (2,)),
+            {"entropy_coeff": 0.3, "use_kl_loss": True, "kl_coeff": 0.7, "vf_clip_param": 0.5},
+            id="box-all-terms-vf-clipped",
+        ),
+    ],
+)
+def test_ppo_loss_gradients_match_finite_differences(
+    action_space: Any, settings: dict[str, Any]
+) -> None:
+    base = {"use_kl_loss": False, "clip_param": 0.1, "vf_loss_coeff": 0.5, "minibatch_size": 4}
+    learner = PPOLearner(
+        OBS_SPACE, action_space, **(base | settings), model_hiddens=(5, 4), dtype=np.float64
+    )
+    rng = np.random.default_rng(1)
+    batch = learner.postprocess(random_trajectories(learner.module, rng))
+    # Move away from the sampling weights, so that ratios differ from 1 and some get clipped.
+    for p in learner.module.params.values():
+        p += rng.normal(0.0, 0.2, size=p.shape)
+
+    total, grads, stats = learner.compute_loss_and_gradients(batch)
+    expected = numeric_gradients(
+        lambda: learner.compute_loss_and_gradients(batch)[0], learner.module.params
+    )
+
+    ratio = np.exp(learner.module.action_logp(batch.obs, batch.actions) - batch.action_logp)
+    assert np.any(np.abs(ratio - 1.0) > 0.1), "no ratio is clipped: the check misses a branch"
+    assert np.any(np.abs(ratio - 1.0) < 0.1), "every ratio is clipped: no surrogate gradient"
+    if "vf_clip_param" in settings:
+        assert 0.0 < stats["vf_loss"] < stats["vf_loss_unclipped"]
+    assert grads.keys() == learner.module.params.keys()
+    for name, g in grads.items():
+        np.testing.assert_allclose(g, expected[name], rtol=1e-5, atol=1e-8, err_msg=name)
+    assert stats["total_loss"] == pytest.approx(total)
+
+
+def test_loss_stats_follow_rllib_definitions() -> None:
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=4, dtype=np.float64)
+    rng = np.random.default_rng(2)
+    batch = learner.postprocess(random_trajectories(learner.module, rng))
+
+    total, _, stats = learner.compute_loss_and_gradients(batch)
+
+    # With the sampling weights every ratio is 1 and the KL is 0.
+    assert stats["policy_loss"] == pytest.approx(-float(np.mean(batch.advantages)), abs=1e-12)
+    assert stats["mean_kl_loss"] == pytest.approx(0.0, abs=1e-12)
+    values = learner.module.compute_values(batch.obs)
+    assert stats["vf_loss_unclipped"] == pytest.approx(
+        float(np.mean((values - batch.value_targets) ** 2))
+    )
+    assert stats["entropy"] <= math.log(2.0)
+    assert total == pytest.approx(stats["policy_loss"] + stats["vf_loss"])
+
+
+# --- GAE -----------------------------------------------------------------------------------
+
+
+def test_gae_matches_a_hand_computed_example() -> None:
+    rewards = np.array([1.0, 1.0, 1.0])
+    values = np.array([0.5, 0.4, 0.3])
+    # gamma 0.9, lambda 0.8: deltas r + 0.9 V' - V, then A_t = delta_t + 0.72 A_{t+1}.
+    adv, targets = compute_gae(rewards, values, 0.0, gamma=0.9, lambda_=0.8)
+    np.testing.assert_allclose(adv, [1.84928, 1.374, 0.7])
+    np.testing.assert_allclose(targets, [2.34928, 1.774, 1.0])
+    # Truncated: bootstrap V(s_3) = 0.2, so the last delta is 1 + 0.18 - 0.3 = 0.88.
+    adv, targets = compute_gae(rewards, values, 0.2, gamma=0.9, lambda_=0.8)
+    np.testing.assert_allclose(adv, [1.942592, 1.5036, 0.88])
+    np.testing.assert_allclose(targets, [2.442592, 1.9036, 1.18])
+
+
+def test_gae_with_lambda_one_gives_discounted_returns() -> None:
+    rewards = np.array([1.0, 2.0, 3.0])
+    _, targets = compute_gae(rewards, np.array([5.0, -1.0, 2.0]), 10.0, gamma=0.5, lambda_=1.0)
+    np.testing.assert_allclose(targets, [1 + 0.5 * 2 + 0.25 * 3 + 0.125 * 10, 2 + 1.5 + 2.5, 8.0])
+
+
+def test_learner_bootstraps_only_non_terminated_trajectories() -> None:
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=1, dtype=np.float64)
+    rng = np.random.default_rng(3)
+    (tr,) = random_trajectories(learner.module, rng, lengths=(4,))
+    cut = Trajectory(tr.observations, tr.actions, tr.rewards, terminated=False)
+    ended = Trajectory(tr.observations, tr.actions, tr.rewards, terminated=True)
+
+    gap = learner.postprocess([cut]).value_targets - learner.postprocess([ended]).value_targets
+
+    # The bootstrap term gamma * V(s_T) reaches step t discounted by (gamma * lambda)^(T-1-t).
+    v_last = learner.module.compute_values(tr.observations[-1:])[0]
+    decay = (0.99 * 0.95) ** np.arange(3, -1, -1)
+    np.testing.assert_allclose(gap, decay * 0.99 * v_last, rtol=1e-10)
+    assert abs(v_last) > 1e-3
+
+
+def test_postprocess_standardises_advantages_and_keeps_the_sampling_policy() -> None:
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=1)
+    trajectories = random_trajectories(learner.module, np.random.default_rng(4))
+    batch = learner.postprocess(trajectories)
+
+    assert len(batch) == sum(len(tr.actions) for tr in trajectories) == 21
+    assert float(np.mean(batch.advantages)) == pytest.approx(0.0, abs=1e-6)
+    assert float(np.std(batch.advantages)) == pytest.approx(1.0, abs=1e-5)
+    obs = np.concatenate([tr.observations[:-1] for tr in trajectories])
+    np.testing.assert_array_equal(batch.obs, obs.astype(np.float32))
+    np.testing.assert_allclose(
+        batch.action_logp, learner.module.action_logp(obs, batch.actions), rtol=1e-6
+    )
+
+
+def test_explained_variance() -> None:
+    y = np.array([1.0, 2.0, 3.0, 4.0])
+    assert explained_variance(y, y) == 1.0
+    assert explained_variance(y, np.full(4, 2.5)) == pytest.approx(0.0)
+    assert explained_variance(y, -10 * y) == -1.0  # floored, as RLlib does
+
+
+# --- the module ----------------------------------------------------------------------------
+
+
+def test_module_samples_from_the_softmax_of_its_logits() -> None:
+    module = PPOModule(OBS_SPACE, gym.spaces.Discrete(3, start=-1), rng=0)
+    module.params["pi.b2"][:] = [0.0, 1.0, -1.0]  # a clearly non-uniform policy
+    obs = np.tile(np.array([[0.1, -0.2, 0.3, 0.0]], dtype=np.float32), (30_000, 1))
+
+    actions = module.forward_exploration(obs, np.random.default_rng(0))
+
+    assert actions.shape == (30_000,)
+    assert actions.dtype == np.int64
+    probs = np.exp(module.action_logp(obs[:3], np.array([-1, 0, 1])))
+    assert probs.sum() == pytest.approx(1.0, rel=1e-5)
+    freqs = np.bincount(actions + 1, minlength=3) / len(actions)
+    np.testing.assert_allclose(freqs, probs, atol=0.01)
+    logits = module.action_dist_inputs(obs[:1])[0]
+    assert module.forward_inference(obs[:1])[0] == int(np.argmax(logits)) - 1
+
+
+def test_module_shapes_for_box_actions() -> None:
+    module = PPOModule(OBS_SPACE, gym.spaces.Box(-2.0, 2.0, (2,)), rng=0)
+    obs = np.zeros((8, 4), dtype=np.float32)
+    actions = module.forward_exploration(obs, np.random.default_rng(0))
+    assert actions.shape == (8, 2)
+    assert module.forward_inference(obs).shape == (8, 2)
+    assert module.action_logp(obs, actions).shape == (8,)
+    assert module.compute_values(obs).shape == (8,)
+
+
+def test_module_state_round_trip() -> None:
+    source = PPOModule(OBS_SPACE, gym.spaces.Discrete(2), rng=1)
+    target = PPOModule(OBS_SPACE, gym.spaces.Discrete(2), rng=2)
+    obs = np.random.default_rng(5).normal(size=(16, 4))
+    assert not np.array_equal(source.compute_values(obs), target.compute_values(obs))
+
+    target.set_state(decode_msgpack(encode_msgpack(source.get_state())))
+
+    np.testing.assert_array_equal(source.compute_values(obs), target.compute_values(obs))
+    np.testing.assert_array_equal(
+        source.forward_exploration(obs, np.random.default_rng(6)),
+        target.forward_exploration(obs, np.random.default_rng(6)),
+    )
+
+
+# --- update, reproducibility and state -----------------------------------------------------
+
+
+def updated_learner(
+    seed: int, trajectories: list[Trajectory]
+) -> tuple[PPOLearner, dict[str, float]]:
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=8, seed=seed)
+    return learner, learner.update(trajectories)
+
+
+def test_update_returns_rllib_stat_names_as_floats() -> None:
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=8, num_epochs=3)
+    stats = learner.update(random_trajectories(learner.module, np.random.default_rng(7)))
+
+    assert {
+        "policy_loss",
+        "vf_loss",
+        "vf_loss_unclipped",
+        "vf_explained_var",
+        "entropy",
+        "mean_kl_loss",
+        "curr_kl_coeff",
+        "curr_entropy_coeff",
+        "total_loss",
+        "num_module_steps_trained",
+        "gradients_default_optimizer_global_norm",
+        "default_optimizer_learning_rate",
+    } <= stats.keys()
+    assert all(type(v) is float for v in stats.values())
+    assert stats["num_module_steps_trained"] == 21 * 3
+    # The KL after 3 epochs is far below kl_target / 2: the coefficient halves (RLlib's rule).
+    assert stats["mean_kl_loss"] < 0.005
+    assert stats["curr_kl_coeff"] == pytest.approx(0.1)
+
+
+def test_seeded_updates_are_bit_reproducible() -> None:
+    trajectories = random_trajectories(
+        PPOModule(OBS_SPACE, gym.spaces.Discrete(2), rng=9), np.random.default_rng(8)
+    )
+    a, stats_a = updated_learner(0, trajectories)
+    b, stats_b = updated_learner(0, trajectories)
+    c, _ = updated_learner(1, trajectories)
+
+    assert stats_a == stats_b
+    for name, value in a.module.get_state().items():
+        np.testing.assert_array_equal(value, b.module.get_state()[name])
+    assert not np.array_equal(a.module.params["pi.w0"], c.module.params["pi.w0"])
+
+
+def test_learner_state_round_trip_gives_identical_updates() -> None:
+    trajectories = random_trajectories(
+        PPOModule(OBS_SPACE, gym.spaces.Discrete(2), rng=9), np.random.default_rng(10)
+    )
+    source, _ = updated_learner(0, trajectories)
+    target, _ = updated_learner(5, trajectories[1:])
+
+    state = decode_msgpack(encode_msgpack(source.get_state()))
+    target.set_state(state)
+    stats_source = source.update(trajectories)
+    stats_target = target.update(trajectories)
+
+    assert stats_source == stats_target
+    for name, value in source.get_state()["module"].items():
+        np.testing.assert_array_equal(value, target.get_state()["module"][name])
+    obs = trajectories[0].observations
+    np.testing.assert_array_equal(
+        source.module.forward_inference(obs), target.module.forward_inference(obs)
+    )
+
+
+def test_get_state_returns_copies() -> None:
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2))
+    state = learner.get_state()
+    state["module"]["pi.w0"][:] = 0.0
+    state["optimizer"]["m"]["pi.w0"][:] = 1.0
+    assert np.any(learner.module.params["pi.w0"] != 0.0)
+    assert not np.any(learner.get_state()["optimizer"]["m"]["pi.w0"])
+
+
+# --- bad settings --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "match"),
+    [
+        ({"lr": -1e-3}, r"lr must be > 0, got -0\.001"),
+        ({"lr": float("nan")}, r"lr must be > 0, got nan"),
+        ({"gamma": 1.5}, r"gamma must be in \[0, 1\], got 1\.5"),
+        ({"lambda_": -0.1}, r"lambda_ must be in \[0, 1\], got -0\.1"),
+        ({"clip_param": 0.0}, r"clip_param must be > 0, got 0\.0"),
+        ({"entropy_coeff": -0.01}, r"entropy_coeff must be >= 0, got -0\.01"),
+        ({"num_epochs": 0}, r"num_epochs must be an int >= 1, got 0"),
+        ({"num_epochs": 2.5}, r"num_epochs must be an int >= 1, got 2\.5"),
+        ({"minibatch_size": 0}, r"minibatch_size must be an int >= 1, got 0"),
+        ({"grad_clip": 0.0}, r"grad_clip must be None or > 0, got 0\.0"),
+        ({"kl_target": 0.0}, r"kl_target must be > 0, got 0\.0"),
+        ({"model_hiddens": ()}, r"model_hiddens must be a non-empty sequence .*, got \(\)"),
+    ],
+)
+def test_bad_settings_raise(settings: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), **settings)
+
+
+@pytest.mark.parametrize(
+    "action_space",
+    [gym.spaces.MultiDiscrete([2, 3]), gym.spaces.Box(-1.0, 1.0, (2, 2)), gym.spaces.Tuple(())],
+)
+def test_unsupported_action_space_raises(action_space: Any) -> None:
+    with pytest.raises(ValueError, match=r"unsupported action space .*Discrete .* Box"):
+        PPOLearner(OBS_SPACE, action_space)
+
+
+def test_minibatch_larger_than_the_batch_raises() -> None:
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=64)
+    trajectories = random_trajectories(learner.module, np.random.default_rng(11))
+    with pytest.raises(ValueError, match=r"minibatch_size \(64\) must be <= .*batch \(21\)"):
+        learner.update(trajectories)
+
+
+def test_bad_trajectory_and_state_raise() -> None:
+    with pytest.raises(ValueError, match=r"T \+ 1 observations, got 3 observations, 3 actions"):
+        Trajectory(np.zeros((3, 4)), np.zeros(3), np.zeros(3), terminated=True)
+    module = PPOModule(OBS_SPACE, gym.spaces.Discrete(2))
+    state = module.get_state()
+    with pytest.raises(ValueError, match=r"'pi.w0' has shape \(3, 64\), expected \(4, 64\)"):
+        module.set_state(state | {"pi.w0": np.zeros((3, 64))})
+    del state["vf.b2"]
+    with pytest.raises(ValueError, match=r"state keys .* do not match the expected keys"):
+        module.set_state(state)
+
+
+# --- learning ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bench_script() -> ModuleType:
+    """Give ``bench/ppo_learning_check.py`` as a module (for its vector-env Sampler)."""
+    spec = importlib.util.spec_from_file_location("ppo_learning_check", BENCH_SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sampler_records_transitions_not_autoreset_steps(bench_script: ModuleType) -> None:
+    env = gym.make_vec("CartPole-v1", num_envs=4, vectorization_mode="sync")
+    sampler = bench_script.Sampler(env, seed=0)
+    module = PPOModule(env.single_observation_space, env.single_action_space, rng=0)
+
+    trajectories, steps = sampler.sample(module, 300)
+    more, more_steps = sampler.sample(module, 300)
+
+    assert steps == sum(len(tr.actions) for tr in trajectories) >= 300
+    # CartPole pays 1 for every real step; the NEXT_STEP autoreset step pays 0.
+    assert all(np.all(tr.rewards == 1.0) for tr in trajectories + more)
+    ended = [tr for tr in trajectories if tr.terminated]
+    assert len(ended) >= 5
+    for tr in ended:  # the last observation is the terminal one, not a reset observation
+        x, _, theta, _ = tr.observations[-1]
+        assert abs(x) > 2.4 or abs(theta) > 12 * 2 * math.pi / 360
+    # A chunk cut at the end of a sample() call continues in the next one from its last obs.
+    cut = [tr.observations[-1] for tr in trajectories if not tr.terminated]
+    starts = [tr.observations[0] for tr in more]
+    assert cut
+    assert all(any(np.array_equal(c, s) for s in starts) for c in cut)
+    assert more_steps == sum(len(tr.actions) for tr in more)
+
+
+def test_ppo_learns_cartpole(bench_script: ModuleType) -> None:
+    env = gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync")
+    learner = PPOLearner(env.single_observation_space, env.single_action_space, seed=0)
+    sampler = bench_script.Sampler(env, seed=0)
+    first: list[float] = []
+    for iteration in range(8):
+        sampler.finished_returns.clear()
+        trajectories, _ = sampler.sample(learner.module, 2000)
+        if iteration == 0:
+            first = list(sampler.finished_returns)
+        learner.update(trajectories)
+
+    # A random policy averages ~22 on CartPole; 8 updates on 2000 steps each reach ~150-200.
+    assert np.mean(first) < 30
+    assert np.mean(sampler.finished_returns) > 100
