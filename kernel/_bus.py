@@ -48,10 +48,19 @@ class Dispatcher:
                 step.call(event, episode, env_runner, metrics_logger, env, module, i)
 
     ``call`` takes the event and the hook's live arguments (``live_args``, in that order),
-    positionally or by keyword; those left out are None.
+    positionally or by keyword; those left out are None. ``observe`` / ``observe_is_async``
+    are the same for the chain's observers alone (see ``Bus.forward``).
     """
 
-    __slots__ = ("call", "event_type", "hook", "is_async", "live_args")
+    __slots__ = (
+        "call",
+        "event_type",
+        "hook",
+        "is_async",
+        "live_args",
+        "observe",
+        "observe_is_async",
+    )
 
     def __init__(self, event_type: type[BaseEvent]) -> None:
         self.event_type = event_type
@@ -59,6 +68,8 @@ class Dispatcher:
         self.live_args: tuple[str, ...] = LIVE_ARGS[self.hook]
         self.call: Callable[..., Any] | None = None
         self.is_async = False
+        self.observe: Callable[..., Any] | None = None
+        self.observe_is_async = False
 
     def __repr__(self) -> str:
         state = "empty" if self.call is None else ("async" if self.is_async else "sync")
@@ -111,22 +122,36 @@ class Bus:
         self._feeders: dict[str, list[Handler]] = {h: [] for h in HOOKS}
         self._streams: list[EventStream] = []
 
-        self.callbacks: tuple[object, ...] = (
-            *_instantiate(_as_list(callbacks_class)),
-            *_instantiate(load_plugins(plugins)),
-        )
+        self.callbacks: tuple[object, ...] = ()
         """The class handlers' instances, in chain order (plugins after the given ones)."""
-        for callback in self.callbacks:
-            _warn_stray_hooks(callback)
-            for hook in overridden_hooks(callback):
-                self._class_handlers[hook].append(Handler.of(getattr(callback, hook)))
-        for name, value in hook_callables.items():
-            hook = hook_name(name)
-            self._callables[hook] = [Handler.of(_checked(fn, hook)) for fn in _as_list(value)]
-        for hook in HOOKS:
-            self._recompile(hook)
+        self.add_callbacks([*_as_list(callbacks_class), *load_plugins(plugins)], **hook_callables)
 
     # --- subscribing --------------------------------------------------------------------
+
+    def add_callbacks(self, callbacks_class: object = None, **hook_callables: Any) -> None:
+        """Append class handlers and per-hook callables, as if given to the constructor.
+
+        The classes (or instances) go after the classes already there, the callables after
+        the callables: each stays in its section of the chain.
+        """
+        if self._closed:
+            raise BusClosedError("cannot add callbacks to a closed bus")
+        new_callables = {
+            hook_name(name): [Handler.of(_checked(fn, name)) for fn in _as_list(value)]
+            for name, value in hook_callables.items()
+        }
+        added = _instantiate(_as_list(callbacks_class))
+        for callback in added:
+            _warn_stray_hooks(callback)
+            observer = bool(getattr(callback, "observer", False))
+            for hook in overridden_hooks(callback):
+                handler = Handler.of(getattr(callback, hook), observer=observer)
+                self._class_handlers[hook].append(handler)
+        self.callbacks = (*self.callbacks, *added)
+        for hook, handlers in new_callables.items():
+            self._callables[hook].extend(handlers)
+        for hook in HOOKS:
+            self._recompile(hook)
 
     def subscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
         """Add ``fn`` at the end of the chain of ``event_type`` (an event type or hook name).
@@ -134,7 +159,7 @@ class Bus:
         ``fn`` is called as ``fn(event=..., **live_arguments)``; it may be async.
         """
         hook = self._open_hook(event_type)
-        self._subscribed[hook].append(Handler.of(_checked(fn, hook)))
+        self._subscribed[hook].append(Handler.of(_checked(fn, hook), observer=True))
         self._recompile(hook)
 
     def unsubscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
@@ -175,7 +200,7 @@ class Bus:
         hooks = [self._open_hook(t) for t in event_types] if event_types else list(HOOKS)
         stream = EventStream(buffer, overflow)
         put = stream.put if stream.overflow == "block" else stream.put_dropping_oldest
-        feeder = Handler.of(put, takes_live=False)
+        feeder = Handler.of(put, takes_live=False, observer=True)
         for hook in hooks:
             self._feeders[hook].append(feeder)
             self._recompile(hook)
@@ -209,6 +234,29 @@ class Bus:
         else:
             call(event, **live)
 
+    async def forward(self, event: BaseEvent, /, **live: Any) -> None:
+        """Run only the observers of ``event``'s hook: for events that happened elsewhere.
+
+        Worker processes run the config's callbacks themselves and send their events here;
+        the observers (``observer = True`` classes, ``subscribe()`` handlers and streams)
+        see them through this, in order per source.
+        """
+        try:
+            dispatcher = self._dispatchers[type(event)]
+        except KeyError:
+            raise ConfigError(f"cannot forward {event!r}: not a hookbus event") from None
+        call = dispatcher.observe
+        if call is None:
+            return
+        if dispatcher.observe_is_async:
+            await call(event, **live)
+        else:
+            call(event, **live)
+
+    def observed_hooks(self) -> frozenset[str]:
+        """Return the hooks that have at least one observer (what workers must forward)."""
+        return frozenset(d.hook for d in self._dispatchers.values() if d.observe is not None)
+
     # --- state and lifecycle ------------------------------------------------------------
 
     def statistics(self) -> BusStatistics:
@@ -237,6 +285,7 @@ class Bus:
             stream._end()
         for dispatcher in self._dispatchers.values():
             dispatcher.call, dispatcher.is_async = _closed_bus, False
+            dispatcher.observe, dispatcher.observe_is_async = _closed_bus, False
         first_error: BaseException | None = None
         for callback in self.callbacks:
             close = getattr(callback, "close", None)
@@ -298,6 +347,11 @@ class Bus:
             hook, dispatcher.live_args, handlers, on_error=self.on_error, failed=failed
         )
         dispatcher.is_async = any(h.is_async for h in handlers)
+        observers = [h for h in handlers if h.observer]
+        dispatcher.observe = compile_chain(
+            hook, dispatcher.live_args, observers, on_error=self.on_error, failed=failed
+        )
+        dispatcher.observe_is_async = any(h.is_async for h in observers)
 
     def _handler_failed(self, hook: str, exc: BaseException, handler: Handler) -> None:
         self._errors[hook] += 1

@@ -12,7 +12,8 @@ __all__ = ("Callback", "overridden_hooks")
 class Callback:
     """Subclass and override the hooks you need; each may be ``def`` or ``async def``.
 
-    Every hook receives keyword arguments only: ``event`` (the typed event) and the hook's
+    Every hook receives keyword arguments only (the base's ``*args`` only keeps type
+    checkers happy with keyword-only overrides): ``event`` (the typed event) and the hook's
     live objects (SPEC.md's table); accept ``**kwargs`` so that new arguments never break
     you. A hook you do not override costs nothing: the class is not in that hook's chain.
 
@@ -36,43 +37,43 @@ class Callback:
 
     # The hooks, as no-ops. Overriding one puts this class in that hook's chain.
 
-    def on_algorithm_init(self, **kwargs: Any) -> Any:
+    def on_algorithm_init(self, *args: Any, **kwargs: Any) -> Any:
         """Handle the end of the Algorithm's setup."""
 
-    def on_train_result(self, **kwargs: Any) -> Any:
+    def on_train_result(self, *args: Any, **kwargs: Any) -> Any:
         """Handle a training iteration's result; keys added to ``result`` are returned."""
 
-    def on_evaluate_start(self, **kwargs: Any) -> Any:
+    def on_evaluate_start(self, *args: Any, **kwargs: Any) -> Any:
         """Handle the start of an evaluation round."""
 
-    def on_evaluate_end(self, **kwargs: Any) -> Any:
+    def on_evaluate_end(self, *args: Any, **kwargs: Any) -> Any:
         """Handle the end of an evaluation round; ``evaluation_metrics`` may be edited."""
 
-    def on_checkpoint_loaded(self, **kwargs: Any) -> Any:
+    def on_checkpoint_loaded(self, *args: Any, **kwargs: Any) -> Any:
         """Handle an Algorithm restored from a checkpoint."""
 
-    def on_env_runners_recreated(self, **kwargs: Any) -> Any:
+    def on_env_runners_recreated(self, *args: Any, **kwargs: Any) -> Any:
         """Handle failed EnvRunners being restarted."""
 
-    def on_environment_created(self, **kwargs: Any) -> Any:
+    def on_environment_created(self, *args: Any, **kwargs: Any) -> Any:
         """Handle an EnvRunner's new (vector) environment."""
 
-    def on_episode_created(self, **kwargs: Any) -> Any:
+    def on_episode_created(self, *args: Any, **kwargs: Any) -> Any:
         """Handle a new episode, before its sub-env is reset."""
 
-    def on_episode_start(self, **kwargs: Any) -> Any:
+    def on_episode_start(self, *args: Any, **kwargs: Any) -> Any:
         """Handle an episode's first observation."""
 
-    def on_episode_step(self, **kwargs: Any) -> Any:
+    def on_episode_step(self, *args: Any, **kwargs: Any) -> Any:
         """Handle an env step that did not end the episode."""
 
-    def on_episode_end(self, **kwargs: Any) -> Any:
+    def on_episode_end(self, *args: Any, **kwargs: Any) -> Any:
         """Handle an episode's last step (terminated or truncated)."""
 
-    def on_sample_end(self, **kwargs: Any) -> Any:
+    def on_sample_end(self, *args: Any, **kwargs: Any) -> Any:
         """Handle the end of a ``sample()`` call."""
 
-    def on_postprocess_trajectory(self, **kwargs: Any) -> Any:
+    def on_postprocess_trajectory(self, *args: Any, **kwargs: Any) -> Any:
         """Handle a finished episode before it goes to the learner (rewards may change)."""
 
 

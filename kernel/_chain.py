@@ -61,11 +61,14 @@ class Handler:
     name: str
     is_async: bool
     takes_live: bool = True  # False for stream feeders, which take the event alone
+    observer: bool = False  # watches every runner's events from the Algorithm's bus
 
     @classmethod
-    def of(cls, fn: Callable[..., Any], *, takes_live: bool = True) -> Handler:
+    def of(
+        cls, fn: Callable[..., Any], *, takes_live: bool = True, observer: bool = False
+    ) -> Handler:
         """Describe ``fn``, deciding once whether it is async."""
-        return cls(fn, describe(fn), is_async_callable(fn), takes_live)
+        return cls(fn, describe(fn), is_async_callable(fn), takes_live, observer)
 
 
 ErrorSink = Callable[[BaseException, Handler], None]

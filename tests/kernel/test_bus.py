@@ -314,3 +314,30 @@ def test_sync_context_manager_closes() -> None:
         assert not bus.closed
     assert bus.closed
     assert "closed" in repr(bus)
+
+
+async def test_forward_runs_only_the_observers_in_chain_order() -> None:
+    log: list[str] = []
+
+    class Worker(Callback):  # runs where events happen: not an observer
+        def on_episode_end(self, **kwargs: Any) -> None:
+            log.append("worker class")
+
+    class Watcher(Callback):
+        observer = True
+
+        def on_episode_end(self, **kwargs: Any) -> None:
+            log.append("observer class")
+
+    bus = Bus([Worker, Watcher], on_episode_end=recorder(log, "callable"))
+    assert bus.observed_hooks() == {"on_episode_end"}
+    bus.subscribe(EpisodeStep, recorder(log, "subscribed"))
+    assert bus.observed_hooks() == {"on_episode_end", "on_episode_step"}
+    async with bus.stream(TrainResult, buffer=1) as stream:
+        await bus.forward(EpisodeEnd())
+        await bus.forward(EpisodeStep())
+        await bus.forward(TrainResult(seq=4))
+        assert (await stream.receive()).seq == 4
+    assert log == ["observer class", "subscribed"]
+    await bus.publish(EpisodeEnd())
+    assert log[2:] == ["worker class", "observer class", "callable"]
