@@ -1,0 +1,135 @@
+"""Sampling throughput on CartPole-v1 with 8 sub-envs, against raw gymnasium stepping.
+
+Throughput counts sub-env steps per second (vector steps x sub-envs) for every case, so the
+floor and hookbus do the same work. Run: ``python bench/sampling.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+import time
+from typing import Any
+
+import anyio
+import gymnasium as gym
+import numpy as np
+
+from hookbus.kernel import Callback
+from hookbus.runners import PPOConfig
+
+NUM_ENVS = 8
+
+
+class AcrobotStyle(Callback):
+    """Do what the seeds' Acrobot callback does: per-step data, a windowed metric per episode."""
+
+    def on_episode_step(self, *, episode: Any, env: Any, env_index: int, **kwargs: Any) -> None:
+        episode.add_temporary_timestep_data("theta", env.envs[env_index].unwrapped.state[2])
+
+    def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        thetas = episode.get_temporary_timestep_data("theta") if len(episode) > 1 else [0.0]
+        metrics_logger.log_value("theta_mean", float(np.mean(thetas)), reduce="mean", window=50)
+
+
+def raw_gymnasium(steps: int) -> float:
+    env = gym.make_vec("CartPole-v1", num_envs=NUM_ENVS, vectorization_mode="sync")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    vector_steps = steps // NUM_ENVS
+    start = time.perf_counter()
+    for _ in range(vector_steps):
+        env.step(env.action_space.sample())
+    elapsed = time.perf_counter() - start
+    env.close()
+    return vector_steps * NUM_ENVS / elapsed
+
+
+def hookbus_sampling(steps: int, *, callbacks: Any = None, random_actions: bool) -> float:
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_envs_per_env_runner=NUM_ENVS)
+        .debugging(seed=0)
+    )
+    if callbacks is not None:
+        config.callbacks(callbacks)
+    with config.build() as algo:
+        runner = algo.env_runner
+        sample = functools.partial(
+            runner.sample, num_timesteps=steps, random_actions=random_actions
+        )
+        anyio.run(functools.partial(runner.sample, num_timesteps=steps // 10))  # warm up
+        episodes_before = runner.metrics.peek("num_episodes_lifetime", default=0)
+        start = time.perf_counter()
+        chunks = anyio.run(sample)
+        elapsed = time.perf_counter() - start
+        episodes = runner.metrics.peek("num_episodes_lifetime") - episodes_before
+        # Count sub-env steps as the floor does: the transitions, plus the autoreset step
+        # that each finished episode costs its sub-env.
+        return (sum(map(len, chunks)) + episodes) / elapsed
+
+
+async def process_scaling(steps: int, runners: int) -> float:
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=runners, num_envs_per_env_runner=NUM_ENVS, backend="process")
+        .debugging(seed=0)
+    )
+    async with config.build() as algo:
+        group = algo.env_runner_group
+        assert group is not None
+        await group.sample(steps // 10)  # warm up
+        start = time.perf_counter()
+        await group.sample(steps)
+        return steps / (time.perf_counter() - start)
+
+
+def best(fn: Any, repeats: int) -> float:
+    return max(fn() for _ in range(repeats))
+
+
+def main(quick: bool) -> None:
+    steps = 40_000 if quick else 200_000
+    repeats = 2 if quick else 3
+    print(f"CartPole-v1, {NUM_ENVS} sub-envs, {steps} env steps per run, best of {repeats}\n")
+    floor = best(lambda: raw_gymnasium(steps), repeats)
+    rows = [("raw gymnasium, random actions (floor)", floor)]
+    plain = best(lambda: hookbus_sampling(steps, random_actions=True), repeats)
+    rows.append(("hookbus, random actions, no callbacks", plain))
+    styled = best(
+        lambda: hookbus_sampling(steps, callbacks=AcrobotStyle, random_actions=True), repeats
+    )
+    rows.append(("hookbus, random actions, Acrobot-style callback", styled))
+    policy = best(lambda: hookbus_sampling(steps, random_actions=False), repeats)
+    rows.append(("hookbus, PPO policy (numpy), no callbacks", policy))
+    width = max(len(name) for name, _ in rows)
+    for name, rate in rows:
+        print(f"{name:<{width}}  {rate:>10,.0f} steps/s  {rate / floor:5.2f}x floor")
+
+    one = anyio.run(process_scaling, steps, 1)
+    two = anyio.run(process_scaling, steps, 2)
+    print(
+        f"\nprocess backend, policy: 1 runner {one:,.0f} steps/s, 2 runners {two:,.0f} steps/s "
+        f"({two / one:.2f}x)"
+    )
+    print("\ntargets (issue 4):")
+    rllib_policy_8 = 6_700  # RLlib 2.60 SingleAgentEnvRunner, 8 envs, torch module, measured
+    checks = [
+        ("no callbacks >= 0.70x floor", plain / floor, 0.70, True),
+        ("Acrobot-style cost <= 25%", 1 - styled / plain, 0.25, False),
+        ("policy >= 5x RLlib's 6.7k steps/s", policy / rllib_policy_8, 5.0, True),
+        ("process: 2 runners >= 1.6x one", two / one, 1.6, True),
+    ]
+    for label, value, bound, at_least in checks:
+        ok = value >= bound if at_least else value <= bound
+        print(f"  {label:<36} {value:6.2f}  {'ok' if ok else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="5x fewer steps")
+    main(parser.parse_args().quick)
+    sys.exit(0)

@@ -1,0 +1,240 @@
+"""AlgorithmConfig: RLlib's builder of settings, checked early and named in every error."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from hookbus.kernel import ConfigError
+
+from ._env import check_env
+
+if TYPE_CHECKING:
+    from ._algorithm import Algorithm
+
+__all__ = ("BACKENDS", "AlgorithmConfig")
+
+BACKENDS = ("inline", "process", "ray")
+
+_COMMON: dict[str, dict[str, Any]] = {
+    "environment": {"env": None, "env_config": {}, "env_task_fn": None},
+    "env_runners": {
+        "num_env_runners": 0,
+        "num_envs_per_env_runner": 1,
+        "backend": "inline",
+        "rollout_fragment_length": "auto",
+        "explore": True,
+        "metrics_num_episodes_for_smoothing": 100,
+    },
+    "training": {
+        "lr": 3e-4,
+        "gamma": 0.99,
+        "train_batch_size": 4000,
+        "model": {"fcnet_hiddens": [64, 64]},
+        "learner_class": None,
+    },
+    "debugging": {"seed": None},
+}
+
+
+class AlgorithmConfig:
+    """Collect an Algorithm's settings with chained calls, then ``build()`` it.
+
+    Each method takes its section's settings by keyword (``training(lr=1e-3)``); a name the
+    section does not have is a ConfigError at once, with the allowed names. Values are
+    checked by ``validate()``, which ``build()`` runs. Read a setting as an attribute
+    (``config.train_batch_size``); ``config.in_evaluation`` tells evaluation runners apart.
+    """
+
+    algo_class: ClassVar[type[Algorithm] | None] = None
+    _sections: ClassVar[dict[str, dict[str, Any]]] = _COMMON
+
+    # Declared for type checkers; set from the sections in __init__.
+    env: Any
+    env_config: dict[str, Any]
+    env_task_fn: Callable[..., Any] | None
+    num_env_runners: int
+    num_envs_per_env_runner: int
+    backend: str
+    explore: bool
+    metrics_num_episodes_for_smoothing: int
+    lr: float
+    gamma: float
+    train_batch_size: int
+    model: dict[str, Any]
+    learner_class: type | None
+    seed: int | None
+
+    def __init__(self) -> None:
+        self._rollout_fragment_length: int | str = "auto"
+        for settings in self._sections.values():
+            for name, default in settings.items():
+                setattr(self, name, copy.deepcopy(default))
+        self.in_evaluation = False
+        self.callbacks_class: list[Any] = []
+        self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
+        self.on_error = "raise"
+        self.plugins: bool | list[str] = False
+
+    # --- the builder ------------------------------------------------------------------------
+
+    def environment(self, env: Any = None, **settings: Any) -> AlgorithmConfig:
+        """Set ``env`` (a registered id, an Env class or a creator), ``env_config``, ...
+
+        ``env_task_fn(train_results, task_settable_env, env_context) -> task`` sets every
+        ``TaskSettableEnv`` sub-env's task after each training iteration (curricula).
+        """
+        if env is not None:
+            settings["env"] = env
+        return self._update("environment", settings)
+
+    def env_runners(self, **settings: Any) -> AlgorithmConfig:
+        """Set ``num_env_runners``, ``num_envs_per_env_runner``, ``backend``, ``explore``, ..."""
+        return self._update("env_runners", settings)
+
+    def training(self, **settings: Any) -> AlgorithmConfig:
+        """Set ``lr``, ``gamma``, ``train_batch_size`` and the algorithm's own settings."""
+        return self._update("training", settings)
+
+    def debugging(self, **settings: Any) -> AlgorithmConfig:
+        """Set ``seed`` (runs with the same seed and settings are reproducible)."""
+        return self._update("debugging", settings)
+
+    def callbacks(
+        self,
+        callbacks_class: Any = None,
+        *,
+        on_error: str = "raise",
+        plugins: bool | list[str] = False,
+        **hook_callables: Any,
+    ) -> AlgorithmConfig:
+        """Set the callback classes (or instances) and per-hook callables, as ``Bus(...)`` takes.
+
+        Each call replaces what an earlier one set; hook names are checked by ``build()``.
+        """
+        self.callbacks_per_hook = {
+            name: list(value) if isinstance(value, list | tuple) else [value]
+            for name, value in hook_callables.items()
+        }
+        if callbacks_class is None:
+            self.callbacks_class = []
+        elif isinstance(callbacks_class, list | tuple):
+            self.callbacks_class = list(callbacks_class)
+        else:
+            self.callbacks_class = [callbacks_class]
+        self.on_error = on_error
+        self.plugins = plugins
+        return self
+
+    def _update(self, section: str, settings: dict[str, Any]) -> AlgorithmConfig:
+        allowed = self._sections[section]
+        for name, value in settings.items():
+            if name not in allowed:
+                close = difflib.get_close_matches(name, allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(
+                    f"unknown {section}() setting {name!r}{hint}; allowed: {', '.join(allowed)}"
+                )
+            setattr(self, name, value)
+        return self
+
+    # --- derived settings -------------------------------------------------------------------
+
+    @property
+    def rollout_fragment_length(self) -> int:
+        """Env steps per sub-env per ``sample()``; "auto" splits ``train_batch_size`` evenly."""
+        value = self._rollout_fragment_length
+        if value == "auto":
+            runners = max(1, self.num_env_runners) * self.num_envs_per_env_runner
+            return max(1, math.ceil(self.train_batch_size / runners))
+        return int(value)
+
+    @rollout_fragment_length.setter
+    def rollout_fragment_length(self, value: int | str) -> None:
+        self._rollout_fragment_length = value
+
+    def copy(self) -> AlgorithmConfig:
+        """Return an independent copy (callback instances and functions are shared)."""
+        new = copy.copy(self)
+        for settings in self._sections.values():
+            for name in settings:
+                value = getattr(self, name)
+                if isinstance(value, dict | list):
+                    setattr(new, name, copy.deepcopy(value))
+        new.callbacks_class = list(self.callbacks_class)
+        new.callbacks_per_hook = {k: list(v) for k, v in self.callbacks_per_hook.items()}
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings by section (values as set; callables as they are)."""
+        return {
+            section: {name: getattr(self, name) for name in settings}
+            for section, settings in self._sections.items()
+        }
+
+    # --- checking and building --------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Raise ConfigError naming the first bad setting and what it allows."""
+        if self.env is None:
+            raise ConfigError("no env set: call config.environment('CartPole-v1') or similar")
+        check_env(self.env)
+        _int_at_least("num_env_runners", self.num_env_runners, 0)
+        _int_at_least("num_envs_per_env_runner", self.num_envs_per_env_runner, 1)
+        _int_at_least("train_batch_size", self.train_batch_size, 1)
+        _int_at_least(
+            "metrics_num_episodes_for_smoothing", self.metrics_num_episodes_for_smoothing, 1
+        )
+        if self._rollout_fragment_length != "auto":
+            _int_at_least("rollout_fragment_length", self._rollout_fragment_length, 1)
+        if self.backend not in BACKENDS:
+            raise ConfigError(
+                f"unknown backend {self.backend!r}; allowed: {', '.join(map(repr, BACKENDS))}"
+            )
+        if self.backend == "ray":
+            raise ConfigError(
+                "backend 'ray' is not available in this release; use 'inline' or 'process'"
+            )
+        if not isinstance(self.lr, int | float) or not self.lr > 0:
+            raise ConfigError(f"lr must be a number > 0, got {self.lr!r}")
+        if not isinstance(self.gamma, int | float) or not 0 <= self.gamma <= 1:
+            raise ConfigError(f"gamma must be a number in [0, 1], got {self.gamma!r}")
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int)
+        ):
+            raise ConfigError(f"seed must be an int or None, got {self.seed!r}")
+        if not isinstance(self.env_config, dict):
+            raise ConfigError(f"env_config must be a dict, got {self.env_config!r}")
+        if self.env_task_fn is not None and not callable(self.env_task_fn):
+            raise ConfigError(f"env_task_fn must be callable, got {self.env_task_fn!r}")
+        hiddens = self.model.get("fcnet_hiddens") if isinstance(self.model, dict) else None
+        if not hiddens or not all(isinstance(h, int) and h >= 1 for h in hiddens):
+            raise ConfigError(
+                f"model['fcnet_hiddens'] must be a non-empty list of positive ints, "
+                f"got {self.model!r}"
+            )
+
+    def build(self, bus: Any = None) -> Algorithm:
+        """Check the settings and build the Algorithm (sharing ``bus`` if given).
+
+        Outside an event loop the Algorithm is also set up before this returns (its envs
+        made, ``on_algorithm_init`` published), ready for ``train()``. Inside one, it is only
+        constructed: ``async with config.build() as algo`` sets it up.
+        """
+        if self.algo_class is None:
+            raise ConfigError(
+                f"{type(self).__name__} names no algorithm; use PPOConfig() or DQNConfig()"
+            )
+        self.validate()
+        return self.algo_class(self.copy(), bus=bus)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(env={self.env!r}, backend={self.backend!r})"
+
+
+def _int_at_least(name: str, value: object, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")

@@ -1,0 +1,345 @@
+"""The EnvRunner: steps a gymnasium vector env, builds episodes, publishes the EnvRunner hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hookbus.events import (
+    EnvironmentCreated,
+    EpisodeCreated,
+    EpisodeEnd,
+    EpisodeStart,
+    EpisodeStep,
+    PostprocessTrajectory,
+    SampleEnd,
+)
+from hookbus.kernel import Bus, ConfigError, Dispatcher
+from hookbus.metrics import MetricsLogger
+
+from ._env import EnvContext, env_name, make_vector_env
+from ._episode import Episode
+
+if TYPE_CHECKING:
+    from ._config import AlgorithmConfig
+
+__all__ = ("EnvRunner",)
+
+
+class EnvRunner:
+    """Sample episodes from ``num_envs_per_env_runner`` sub-envs, publishing every hook.
+
+    ``config`` is the Algorithm's config (``config.in_evaluation`` tells an evaluation
+    runner); ``module`` chooses actions (``forward_exploration(obs, rng)`` /
+    ``forward_inference(obs)``). The runner keeps no state bound to an event loop, so
+    ``anyio.run(functools.partial(runner.sample, num_timesteps=1000))`` works from sync code.
+    """
+
+    def __init__(
+        self,
+        config: AlgorithmConfig,
+        *,
+        bus: Bus,
+        module: Any = None,
+        worker_index: int = 0,
+    ) -> None:
+        self.config = config
+        self.bus = bus
+        self.module = module
+        self.worker_index = worker_index
+        self.metrics = MetricsLogger()
+        """This runner's metrics; callbacks get it as ``metrics_logger``."""
+        prefix = "eval_env_runner" if config.in_evaluation else "env_runner"
+        self.source = f"{prefix}:{worker_index}"
+        self.env_context = EnvContext(
+            dict(config.env_config),
+            worker_index=worker_index,
+            num_workers=config.num_env_runners,
+            in_evaluation=config.in_evaluation,
+        )
+        self.env = make_vector_env(config.env, config.num_envs_per_env_runner, self.env_context)
+        """The gymnasium vector env; ``env.envs[i].unwrapped`` is sub-env ``i``."""
+        self.num_envs = self.env.num_envs
+        seed = config.seed
+        self._reset_seed = None if seed is None else seed + 1000 * worker_index
+        self._rng = np.random.default_rng(None if seed is None else [seed, worker_index])
+        if seed is not None:
+            self.env.action_space.seed(seed + 1000 * worker_index)
+        self._seq = 0
+        self._announced = False  # on_environment_created published?
+        # Per sub-env: the live episode, whether the env resets on the next step (gymnasium's
+        # NEXT_STEP autoreset), and how many of the episode's steps were handed out already.
+        self._episodes: list[Episode] = []
+        self._resetting: list[bool] = []
+        self._handed: dict[str, int] = {}
+        self._obs: Any = None
+        bind = bus.dispatcher
+        self._on_env_created: Dispatcher = bind(EnvironmentCreated)
+        self._on_created: Dispatcher = bind(EpisodeCreated)
+        self._on_start: Dispatcher = bind(EpisodeStart)
+        self._on_step: Dispatcher = bind(EpisodeStep)
+        self._on_end: Dispatcher = bind(EpisodeEnd)
+        self._on_post: Dispatcher = bind(PostprocessTrajectory)
+        self._on_sample_end: Dispatcher = bind(SampleEnd)
+
+    # --- sampling ---------------------------------------------------------------------------
+
+    async def sample(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        random_actions: bool = False,
+    ) -> list[Episode]:
+        """Step the envs until ``num_timesteps`` env steps or ``num_episodes`` episodes are done.
+
+        With neither, samples the config's ``rollout_fragment_length`` per sub-env. Returns
+        the episode chunks sampled in this call: finished episodes and the ongoing ones cut
+        at the end (each a copy holding only the steps not returned before).
+        """
+        if num_timesteps is not None and num_episodes is not None:
+            raise ConfigError("sample() takes num_timesteps or num_episodes, not both")
+        for name, value in (("num_timesteps", num_timesteps), ("num_episodes", num_episodes)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(f"sample({name}={value!r}): expected an int >= 1")
+        if num_timesteps is None and num_episodes is None:
+            num_timesteps = self.config.rollout_fragment_length * self.num_envs
+        if not self._announced:
+            await self._announce()
+        if self._obs is None:
+            await self._reset_all()
+        done: list[Episode] = []
+        steps = await self._run(num_timesteps, num_episodes, random_actions, done)
+        samples = self._cut(done)
+        sample_end = self._on_sample_end
+        if sample_end.call is not None:
+            event = SampleEnd(
+                source=self.source,
+                seq=self._next_seq(),
+                num_env_steps=steps,
+                episode_ids=[episode.id_ for episode in samples],
+            )
+            await _call(sample_end, event, self, self.metrics, samples)
+        return samples
+
+    async def _run(
+        self,
+        num_timesteps: int | None,
+        num_episodes: int | None,
+        random_actions: bool,
+        done: list[Episode],
+    ) -> int:
+        """Step until the budget is met; return the number of env steps (transitions)."""
+        # The hot loop: one vector step, then a pass over the sub-envs in plain Python. Arrays
+        # become lists once per vector step (tolist() is one C call; indexing numpy per
+        # element is not). Events are built only for hooks with subscribers.
+        env, episodes, resetting = self.env, self._episodes, self._resetting
+        on_step = self._on_step
+        max_steps = num_timesteps if num_timesteps is not None else float("inf")
+        max_episodes = num_episodes if num_episodes is not None else float("inf")
+        steps = 0
+        while steps < max_steps and len(done) < max_episodes:
+            actions = self._actions(random_actions)
+            obs, rewards, terminateds, truncateds, infos = env.step(actions)
+            action_list = actions.tolist() if actions.ndim == 1 else list(actions)
+            reward_list = rewards.tolist()
+            term_list = terminateds.tolist()
+            trunc_list = truncateds.tolist()
+            rows = list(obs)
+            for i in range(self.num_envs):
+                info = _sub_info(infos, i) if infos else {}
+                episode = episodes[i]
+                if resetting[i]:  # this step was the sub-env's reset: the episode starts
+                    resetting[i] = False
+                    episode.add_reset(rows[i], info)
+                    await self._episode_started(episode)
+                    continue
+                terminated, truncated = term_list[i], trunc_list[i]
+                episode.add_step(
+                    rows[i], action_list[i], reward_list[i], terminated, truncated, info
+                )
+                steps += 1
+                if terminated or truncated:
+                    await self._episode_ended(episode, action_list[i], reward_list[i], info)
+                    done.append(episode)
+                    episodes[i] = await self._new_episode(i)
+                    resetting[i] = True
+                elif on_step.call is not None:
+                    event = EpisodeStep(
+                        source=self.source,
+                        seq=self._next_seq(),
+                        episode_id=episode.id_,
+                        env_index=i,
+                        action=action_list[i],
+                        reward=reward_list[i],
+                        observation=rows[i],
+                        info=info,
+                    )
+                    args = (episode, self, self.metrics, env, self.module, i)
+                    if on_step.is_async:
+                        await on_step.call(event, *args)
+                    else:
+                        on_step.call(event, *args)
+            self._obs = obs
+        return steps
+
+    def _actions(self, random_actions: bool) -> Any:
+        if random_actions or self.module is None:
+            return np.asarray(self.env.action_space.sample())
+        if self.config.explore:
+            return self.module.forward_exploration(self._obs, self._rng)
+        return self.module.forward_inference(self._obs)
+
+    def _cut(self, done: list[Episode]) -> list[Episode]:
+        """Return the chunks to hand out: finished episodes, then the ongoing ones."""
+        samples = []
+        for episode in done:
+            start = self._handed.pop(episode.id_, 0)
+            samples.append(episode if start == 0 else episode.chunk(start))
+        for episode, resetting in zip(self._episodes, self._resetting, strict=True):
+            start = self._handed.get(episode.id_, 0)
+            if resetting or len(episode) == start:
+                continue
+            samples.append(episode.chunk(start))
+            self._handed[episode.id_] = len(episode)
+        return samples
+
+    # --- episode lifecycle ------------------------------------------------------------------
+
+    async def _reset_all(self) -> None:
+        """Start one episode per sub-env: created (before the reset), reset, started."""
+        self._episodes = [await self._new_episode(i) for i in range(self.num_envs)]
+        self._resetting = [False] * self.num_envs
+        obs, infos = self.env.reset(seed=self._reset_seed)
+        self._obs = obs
+        for i, episode in enumerate(self._episodes):
+            episode.add_reset(obs[i], _sub_info(infos, i) if infos else {})
+            await self._episode_started(episode)
+
+    async def _new_episode(self, i: int) -> Episode:
+        episode = Episode(env_index=i)
+        d = self._on_created
+        if d.call is not None:
+            event = EpisodeCreated(
+                source=self.source, seq=self._next_seq(), episode_id=episode.id_, env_index=i
+            )
+            await _call(d, event, episode, self, self.metrics, self.env, self.module, i)
+        return episode
+
+    async def _episode_started(self, episode: Episode) -> None:
+        d = self._on_start
+        if d.call is not None:
+            i = episode.env_index
+            event = EpisodeStart(
+                source=self.source,
+                seq=self._next_seq(),
+                episode_id=episode.id_,
+                env_index=i,
+                observation=episode.observations[0],
+                info=episode.infos[0],
+            )
+            await _call(d, event, episode, self, self.metrics, self.env, self.module, i)
+
+    async def _episode_ended(
+        self, episode: Episode, action: Any, reward: float, info: dict[str, Any]
+    ) -> None:
+        i = episode.env_index
+        d = self._on_end
+        if d.call is not None:
+            event = EpisodeEnd(
+                source=self.source,
+                seq=self._next_seq(),
+                episode_id=episode.id_,
+                env_index=i,
+                action=action,
+                reward=reward,
+                observation=episode.observations[-1],
+                info=info,
+                terminated=episode.is_terminated,
+                truncated=episode.is_truncated,
+            )
+            await _call(d, event, episode, self, self.metrics, self.env, self.module, i)
+        post = self._on_post
+        if post.call is not None:
+            post_event = PostprocessTrajectory(
+                source=self.source, seq=self._next_seq(), episode_id=episode.id_, env_index=i
+            )
+            await _call(post, post_event, episode, self, self.metrics)
+
+    async def _announce(self) -> None:
+        self._announced = True
+        d = self._on_env_created
+        if d.call is not None:
+            event = EnvironmentCreated(
+                source=self.source,
+                seq=self._next_seq(),
+                env_id=env_name(self.config.env),
+                num_envs=self.num_envs,
+                worker_index=self.worker_index,
+                in_evaluation=self.config.in_evaluation,
+                env_config=dict(self.env_context),
+            )
+            await _call(d, event, self, self.metrics, self.env, self.env_context)
+
+    def _next_seq(self) -> int:
+        seq = self._seq
+        self._seq = seq + 1
+        return seq
+
+    # --- the rest of the runner's API -------------------------------------------------------
+
+    async def setup(self) -> None:
+        """Publish ``on_environment_created`` (once; ``sample()`` does it if not done yet)."""
+        if not self._announced:
+            await self._announce()
+
+    def get_metrics(self) -> dict[str, Any]:
+        """Reduce this runner's metrics into a mergeable snapshot (plain data)."""
+        return self.metrics.reduce()
+
+    def set_weights(self, weights: dict[str, Any]) -> None:
+        """Load the learner's module weights into this runner's module."""
+        if self.module is not None:
+            self.module.set_state(weights)
+
+    def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:
+        """Call ``fn(sub_env)`` on every sub-env (unwrapped) and return the results."""
+        return [fn(sub_env.unwrapped) for sub_env in self.env.envs]
+
+    def foreach_env_with_context(self, fn: Callable[[Any, EnvContext], Any]) -> list[Any]:
+        """Call ``fn(sub_env, env_context)`` on every sub-env and return the results."""
+        return [
+            fn(sub_env.unwrapped, self.env_context.with_vector_index(i))
+            for i, sub_env in enumerate(self.env.envs)
+        ]
+
+    def stop(self) -> None:
+        """Close the env."""
+        self.env.close()
+
+    def __repr__(self) -> str:
+        return f"<EnvRunner {self.source} {env_name(self.config.env)} x{self.num_envs}>"
+
+
+async def _call(d: Dispatcher, event: Any, *live: Any) -> None:
+    """Run a dispatcher whose ``call`` the caller checked is set."""
+    call = d.call
+    assert call is not None
+    if d.is_async:
+        await call(event, *live)
+    else:
+        call(event, *live)
+
+
+def _sub_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
+    """Pick sub-env ``i``'s info out of a vector env's batched info dict."""
+    info = {}
+    for key, values in infos.items():
+        if key.startswith("_"):
+            continue
+        mask = infos.get("_" + key)
+        if mask is not None and not mask[i]:
+            continue
+        info[key] = _sub_info(values, i) if isinstance(values, dict) else values[i]
+    return info

@@ -1,0 +1,89 @@
+"""PPO: the config with PPO's settings, and the Algorithm that trains a PPOLearner."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from hookbus.kernel import ConfigError
+
+from ._algorithm import Algorithm
+from ._config import _COMMON, AlgorithmConfig
+from ._episode import Episode
+from ._ppo import PPOLearner, Trajectory
+
+__all__ = ("PPO", "PPOConfig")
+
+_PPO_TRAINING = {
+    "lambda_": 0.95,
+    "clip_param": 0.2,
+    "vf_clip_param": math.inf,
+    "vf_loss_coeff": 1.0,
+    "entropy_coeff": 0.0,
+    "kl_coeff": 0.2,
+    "kl_target": 0.01,
+    "use_kl_loss": True,
+    "num_epochs": 10,
+    "minibatch_size": 128,
+    "grad_clip": None,
+}
+
+
+class PPOConfig(AlgorithmConfig):
+    """Configure PPO: RLlib's setting names; defaults tuned for CartPole (see docs/runners.md)."""
+
+    _sections: ClassVar[dict[str, dict[str, Any]]] = {
+        **_COMMON,
+        "training": {**_COMMON["training"], **_PPO_TRAINING},
+    }
+
+
+class EpisodePPOLearner(PPOLearner):
+    """A PPOLearner that takes the EnvRunners' episode chunks."""
+
+    def update(self, episodes: Sequence[Any]) -> dict[str, float]:
+        """Turn episode chunks into trajectories and run one PPO update."""
+        trajectories = [
+            ep if isinstance(ep, Trajectory) else _trajectory(ep) for ep in episodes if len(ep)
+        ]
+        return super().update(trajectories)
+
+
+def _fresh_seed() -> int:
+    return int(np.random.default_rng().integers(2**31))
+
+
+def _trajectory(episode: Episode) -> Trajectory:
+    return Trajectory(
+        observations=np.asarray(episode.observations),
+        actions=np.asarray(episode.actions),
+        rewards=np.asarray(episode.rewards, dtype=np.float64),
+        terminated=episode.is_terminated,
+    )
+
+
+class PPO(Algorithm):
+    """Proximal Policy Optimization with a numpy MLP policy and value function."""
+
+    def build_learner(self, observation_space: Any, action_space: Any) -> Any:
+        """Build the PPOLearner from the config's training settings."""
+        c = self.config
+        settings = {name: getattr(c, name) for name in _PPO_TRAINING}
+        try:
+            return EpisodePPOLearner(
+                observation_space,
+                action_space,
+                lr=c.lr,
+                gamma=c.gamma,
+                model_hiddens=tuple(c.model["fcnet_hiddens"]),
+                seed=c.seed if c.seed is not None else _fresh_seed(),
+                **settings,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"bad PPO setting: {exc}") from exc
+
+
+PPOConfig.algo_class = PPO

@@ -1,0 +1,196 @@
+"""The ``"process"`` backend: an EnvRunner in a worker process, driven from the event loop."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from hookbus.events import Event, codec
+from hookbus.kernel import Bus, ConfigError
+
+from ._episode import Episode
+from ._wire import RemoteError, episode_from_wire, error_from_wire, frame
+
+if TYPE_CHECKING:
+    from ._config import AlgorithmConfig
+
+__all__ = ("ProcessEnvRunner",)
+
+_STOP_TIMEOUT_S = 10.0
+
+
+class ProcessEnvRunner:
+    """Drive an EnvRunner living in a worker process, with the EnvRunner's API (async).
+
+    The worker builds its own bus and callback instances from the config (observers
+    excepted) and its own copy of the module; the events that observers on the Algorithm's
+    bus want are sent back after each call and forwarded to them in order.
+    """
+
+    def __init__(self, config: AlgorithmConfig, *, bus: Bus, worker_index: int) -> None:
+        self.config = config
+        self.bus = bus
+        self.worker_index = worker_index
+        self.module: Any = None
+        self._process: Process | None = None
+        self._replies: BufferedByteReceiveStream | None = None
+        self._lock: anyio.Lock | None = None
+
+    @property
+    def where(self) -> str:
+        pid = self._process.pid if self._process is not None else "not started"
+        return f"env runner {self.worker_index} (worker process {pid})"
+
+    # --- the EnvRunner's API ----------------------------------------------------------------
+
+    async def setup(self) -> None:
+        """Start the worker, send it the config and module, publish its env's creation."""
+        payload = _pickled_config(self.config, self.module)
+        self._process = await anyio.open_process(
+            [sys.executable, "-m", "hookbus.runners._worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+        )
+        assert self._process.stdout is not None
+        self._replies = BufferedByteReceiveStream(self._process.stdout)
+        self._lock = anyio.Lock()
+        await self._request({"op": "init", "worker_index": self.worker_index, **payload})
+        reply = await self._request({"op": "setup"})
+        await self._forward(reply["events"])
+
+    async def sample(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        random_actions: bool = False,
+    ) -> list[Episode]:
+        """Sample in the worker; forward its events to observers; return the episode chunks."""
+        reply = await self._request(
+            {
+                "op": "sample",
+                "num_timesteps": num_timesteps,
+                "num_episodes": num_episodes,
+                "random_actions": random_actions,
+            }
+        )
+        await self._forward(reply["events"])
+        return [episode_from_wire(e) for e in reply["episodes"]]
+
+    async def get_metrics(self) -> dict[str, Any]:
+        """Return the worker runner's metrics snapshot."""
+        snapshot: dict[str, Any] = await self._request({"op": "get_metrics"})
+        return snapshot
+
+    async def set_weights(self, weights: dict[str, Any]) -> None:
+        """Load the learner's weights into the worker's module."""
+        await self._request({"op": "set_weights", "weights": weights})
+
+    async def apply(self, fn: Callable[[Any], Any]) -> Any:
+        """Return ``fn(env_runner)`` computed in the worker (``fn`` must pickle)."""
+        return await self._call("runner", fn)
+
+    async def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:
+        """Call ``fn(sub_env)`` on the worker's sub-envs (``fn`` must pickle)."""
+        results: list[Any] = await self._call("env", fn)
+        return results
+
+    async def foreach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[Any]:
+        """Call ``fn(sub_env, env_context)`` on the worker's sub-envs (``fn`` must pickle)."""
+        results: list[Any] = await self._call("env_with_context", fn)
+        return results
+
+    async def stop(self) -> None:
+        """Ask the worker to close its env and exit; kill it if it does not."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            with anyio.move_on_after(_STOP_TIMEOUT_S):
+                await self._send(process, {"op": "stop"})
+                await process.wait()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass  # already gone
+        finally:
+            if process.returncode is None:
+                process.kill()
+                with anyio.CancelScope(shield=True):
+                    await process.wait()
+            await process.aclose()
+
+    # --- the pipe ---------------------------------------------------------------------------
+
+    async def _call(self, on: str, fn: Callable[..., Any]) -> Any:
+        try:
+            payload = pickle.dumps(fn)
+        except Exception as exc:
+            raise ConfigError(f"cannot send {fn!r} to {self.where}: {exc}") from exc
+        return pickle.loads(await self._request({"op": "call", "on": on, "fn": payload}))
+
+    async def _forward(self, data: bytes) -> None:
+        for event in codec.decode_msgpack(data, list[Event]):
+            await self.bus.forward(event, env_index=getattr(event, "env_index", None))
+
+    async def _request(self, message: dict[str, Any]) -> Any:
+        process, replies, lock = self._process, self._replies, self._lock
+        if process is None or replies is None or lock is None:
+            raise RemoteError(f"{self.where} is not running")
+        message.setdefault("forward", sorted(self.bus.observed_hooks()))
+        async with lock:
+            try:
+                await self._send(process, message)
+                head = await replies.receive_exactly(4)
+                body = await replies.receive_exactly(int.from_bytes(head, "little"))
+            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError) as exc:
+                code = await _exit_code(process)
+                raise RemoteError(f"{self.where} died (exit code {code})") from exc
+        reply = codec.decode_msgpack(body)
+        if "error" in reply:
+            raise error_from_wire(reply["error"], self.where)
+        return reply["ok"]
+
+    @staticmethod
+    async def _send(process: Process, message: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        await process.stdin.send(frame(message))
+
+
+async def _exit_code(process: Process) -> int | None:
+    with anyio.move_on_after(1.0):
+        await process.wait()
+    return process.returncode
+
+
+def _pickled_config(config: AlgorithmConfig, module: Any) -> dict[str, Any]:
+    """Pickle what a worker needs, or explain what cannot cross to a process."""
+    try:
+        data = pickle.dumps(config)
+        module_data = pickle.dumps(module)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise ConfigError(
+            f"backend='process' sends the config to worker processes with pickle, which "
+            f"failed: {exc}. Define callbacks, env creators and env_task_fn at module level "
+            f"(lambdas and local functions do not pickle), or use backend='inline'"
+        ) from exc
+    main_path = None
+    if b"__main__" in data:  # the config refers to objects of the main script
+        main = sys.modules["__main__"]
+        main_path = getattr(main, "__file__", None)
+        if main_path is None:
+            raise ConfigError(
+                "backend='process' cannot send objects defined in an interactive session's "
+                "__main__ to worker processes; define them in a module"
+            )
+    return {
+        "config": data,
+        "module": module_data,
+        "main_path": main_path,
+        "sys_path": list(sys.path),
+    }

@@ -1,0 +1,144 @@
+"""A worker process running one EnvRunner: ``python -m hookbus.runners._worker``.
+
+It reads requests from stdin and answers on the original stdout, one frame each (see
+``_wire``). User code printing in callbacks writes to stderr instead, so it can never
+corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+import runpy
+import sys
+import types
+from typing import Any, BinaryIO
+
+import anyio
+
+from hookbus.events import BaseEvent, codec
+from hookbus.kernel import Bus
+
+from ._builtin import EnvRunnerMetrics
+from ._env_runner import EnvRunner
+from ._wire import episode_to_wire, error_to_wire, frame, read_frame_sync
+
+__all__ = ("main",)
+
+
+class Worker:
+    """Serve one EnvRunner's requests."""
+
+    def __init__(self) -> None:
+        self.runner: EnvRunner | None = None
+        self.forwarded: list[BaseEvent] = []
+        self.forwarding: set[str] = set()
+
+    def init(self, message: dict[str, Any]) -> None:
+        sys.path[:] = message["sys_path"]
+        if message["main_path"]:
+            _load_main(message["main_path"])
+        config = pickle.loads(message["config"])
+        module = pickle.loads(message["module"])
+        # Observers stay on the Algorithm's bus; everything else runs here, as in RLlib.
+        classes = [c for c in config.callbacks_class if not getattr(c, "observer", False)]
+        bus = Bus(
+            classes, on_error=config.on_error, plugins=config.plugins, **config.callbacks_per_hook
+        )
+        bus.add_callbacks(EnvRunnerMetrics(config.metrics_num_episodes_for_smoothing))
+        self.runner = EnvRunner(
+            config, bus=bus, module=module, worker_index=message["worker_index"]
+        )
+
+    def forward(self, hooks: list[str]) -> None:
+        """Subscribe the event collector to exactly ``hooks``."""
+        assert self.runner is not None
+        wanted = set(hooks)
+        for hook in self.forwarding - wanted:
+            self.runner.bus.unsubscribe(hook, self._collect)
+        for hook in wanted - self.forwarding:
+            self.runner.bus.subscribe(hook, self._collect)
+        self.forwarding = wanted
+
+    def _collect(self, *, event: BaseEvent, **kwargs: Any) -> None:
+        self.forwarded.append(event)
+
+    def take_events(self) -> bytes:
+        events, self.forwarded = self.forwarded, []
+        return codec.encode_msgpack(events)
+
+    def handle(self, message: dict[str, Any]) -> Any:
+        op = message["op"]
+        if op == "init":
+            return self.init(message)
+        runner = self.runner
+        assert runner is not None, "init must come first"
+        self.forward(message.get("forward", []))
+        if op == "setup":
+            anyio.run(runner.setup)
+            return {"events": self.take_events()}
+        if op == "sample":
+            call = functools.partial(
+                runner.sample,
+                message["num_timesteps"],
+                message["num_episodes"],
+                message["random_actions"],
+            )
+            episodes = anyio.run(call)
+            return {
+                "episodes": [episode_to_wire(e) for e in episodes],
+                "events": self.take_events(),
+            }
+        if op == "get_metrics":
+            return runner.get_metrics()
+        if op == "set_weights":
+            return runner.set_weights(message["weights"])
+        if op == "call":
+            fn = pickle.loads(message["fn"])
+            on = message["on"]
+            if on == "runner":
+                return pickle.dumps(fn(runner))
+            if on == "env":
+                return pickle.dumps(runner.foreach_env(fn))
+            return pickle.dumps(runner.foreach_env_with_context(fn))
+        if op == "stop":
+            return runner.stop()
+        raise ValueError(f"unknown request {op!r}")
+
+
+def _load_main(path: str) -> None:
+    """Run the Algorithm's main script as ``__mp_main__`` (as multiprocessing's spawn does).
+
+    Objects it defines are pickled as ``__main__.X``, so it also becomes ``__main__`` here.
+    Its ``if __name__ == "__main__":`` block does not run.
+    """
+    namespace = runpy.run_path(path, run_name="__mp_main__")
+    module = types.ModuleType("__mp_main__")
+    module.__dict__.update(namespace)
+    sys.modules["__mp_main__"] = sys.modules["__main__"] = module
+
+
+def main() -> None:
+    """Serve requests until told to stop or the Algorithm goes away."""
+    requests: BinaryIO = sys.stdin.buffer
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints go to stderr from now on
+    sys.stdout = sys.stderr
+    worker = Worker()
+    while True:
+        message = read_frame_sync(requests)
+        if message is None:
+            return
+        try:
+            reply = {"ok": worker.handle(message)}
+        except BaseException as exc:
+            reply = {"error": error_to_wire(exc)}
+        replies.write(frame(reply))
+        replies.flush()
+        if message.get("op") == "stop":
+            return
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""Algorithm: the seeds' callback examples, results, errors, checkpoints, the sync facade."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+import pytest
+
+from hookbus.events import TrainResult
+from hookbus.kernel import Bus, Callback, ConfigError
+from hookbus.runners import AlgorithmStateError, PPOConfig
+
+
+def test_lambda_on_episode_end_and_on_train_result(small_ppo: PPOConfig) -> None:
+    lengths: list[int] = []
+    config = small_ppo.callbacks(
+        on_episode_end=lambda episode, **kw: lengths.append(len(episode)),
+        on_train_result=lambda result, **kw: result.update(seen=len(lengths)),
+    )
+    with config.build() as algo:
+        result = algo.train()
+    assert lengths
+    assert result["seen"] == len(lengths)
+    assert result["env_runners"]["num_episodes"] == len(lengths)
+
+
+class EpisodeReturn(Callback):
+    def __init__(self) -> None:
+        super().__init__()
+        self.overall_sum_of_rewards = 0.0
+
+    def on_episode_end(self, *, episode: Any, **kwargs: Any) -> None:
+        self.overall_sum_of_rewards += episode.get_return()
+
+    def get_state(self) -> dict[str, Any]:
+        return {"sum": self.overall_sum_of_rewards}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.overall_sum_of_rewards = state["sum"]
+
+
+def test_stateful_callback_sums_what_the_results_count(small_ppo: PPOConfig) -> None:
+    lengths: list[int] = []
+    config = small_ppo.callbacks(
+        EpisodeReturn, on_episode_end=lambda episode, **kw: lengths.append(len(episode))
+    )
+    with config.build() as algo:
+        algo.train()
+        result = algo.train()
+        (callback, *_) = algo.bus.callbacks
+    assert isinstance(callback, EpisodeReturn)
+    # CartPole pays 1 per step, so the sum of the returns is the sum of the lengths.
+    assert callback.overall_sum_of_rewards == sum(lengths) > 0
+    assert result["env_runners"]["num_episodes_lifetime"] == len(lengths)
+
+
+def test_chained_classes_then_callables_in_order(small_ppo: PPOConfig) -> None:
+    order: list[str] = []
+
+    class First(Callback):
+        def on_train_result(self, **kwargs: Any) -> None:
+            order.append("First")
+
+    class Second(Callback):
+        async def on_train_result(self, **kwargs: Any) -> None:
+            order.append("Second")
+
+    config = small_ppo.callbacks(
+        callbacks_class=[First, Second],
+        on_train_result=[lambda **kw: order.append("f1"), lambda **kw: order.append("f2")],
+    )
+    with config.build() as algo:
+        algo.bus.subscribe(TrainResult, lambda **kw: order.append("subscribed"))
+        algo.train()
+    assert order == ["First", "Second", "f1", "f2", "subscribed"]
+
+
+class LogAcrobotAngle(Callback):
+    """The seeds' Acrobot example, in hookbus's API."""
+
+    def on_episode_created(self, *, episode: Any, **kwargs: Any) -> None:
+        episode.custom_data["theta1"] = []
+
+    def on_episode_step(self, *, episode: Any, env: Any, **kwargs: Any) -> None:
+        # As in the seeds: read the sub-env's state through the vector env.
+        cos_theta1, sin_theta1 = env.envs[0].unwrapped.state[0], env.envs[0].unwrapped.state[1]
+        deg_theta1 = math.degrees(math.atan2(sin_theta1, cos_theta1))
+        episode.custom_data["theta1"].append(deg_theta1)
+
+    def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        theta1s = episode.custom_data["theta1"]
+        avg_theta1 = np.mean(theta1s)
+        metrics_logger.log_value("theta1_mean", avg_theta1, reduce="mean", window=50)
+        all_means.append(float(avg_theta1))
+
+
+all_means: list[float] = []
+
+
+def test_acrobot_theta1_metric_lands_under_env_runners() -> None:
+    all_means.clear()
+    config = (
+        PPOConfig()
+        .environment("Acrobot-v1")
+        .training(train_batch_size=1100, minibatch_size=550, num_epochs=1)
+        .callbacks(LogAcrobotAngle)
+        .debugging(seed=3)
+    )
+    with config.build() as algo:
+        result = algo.train()
+    assert len(all_means) >= 2
+    theta1_mean = result["env_runners"]["theta1_mean"]
+    assert isinstance(theta1_mean, float)
+    assert theta1_mean == pytest.approx(np.mean(all_means[-50:]))
+
+
+def test_results_have_every_key_the_spec_lists(small_ppo: PPOConfig) -> None:
+    with small_ppo.build() as algo:
+        first = algo.train()
+        result = algo.train()
+    assert first["training_iteration"] == 1
+    assert result["training_iteration"] == 2
+    assert result["num_env_steps_sampled_lifetime"] >= 400
+    runners = result["env_runners"]
+    for key in (
+        "episode_return_mean",
+        "episode_return_min",
+        "episode_return_max",
+        "episode_len_mean",
+        "num_episodes",
+        "num_env_steps_sampled",
+    ):
+        assert key in runners, key
+    assert 200 <= runners["num_env_steps_sampled"] < 400  # per iteration, not cumulative
+    assert runners["num_env_steps_sampled_lifetime"] == result["num_env_steps_sampled_lifetime"]
+    assert {"policy_loss", "vf_loss", "entropy"} <= set(result["learners"]["default_policy"])
+    assert {"training_iteration", "env_runner_sampling_timer", "learner_update_timer"} <= set(
+        result["timers"]
+    )
+    assert result["callbacks"] == {"errors": 0}
+    assert not _has_numpy(result)
+
+
+def _has_numpy(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_numpy(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_numpy(v) for v in value)
+    return isinstance(value, np.generic | np.ndarray)
+
+
+def test_metrics_logged_in_on_train_result_appear_in_the_same_result(
+    small_ppo: PPOConfig,
+) -> None:
+    def log_it(*, metrics_logger: Any, algorithm: Any, **kwargs: Any) -> None:
+        metrics_logger.log_value("my_iteration", algorithm.training_iteration, reduce="item")
+
+    with small_ppo.callbacks(on_train_result=log_it).build() as algo:
+        assert algo.train()["my_iteration"] == 1
+        assert algo.train()["my_iteration"] == 2
+
+
+def test_on_algorithm_init_fires_at_build(small_ppo: PPOConfig) -> None:
+    seen: list[Any] = []
+    config = small_ppo.callbacks(on_algorithm_init=lambda algorithm, **kw: seen.append(algorithm))
+    algo = config.build()
+    try:
+        assert seen == [algo]
+    finally:
+        algo.stop()
+
+
+def test_handler_errors_propagate_from_train_with_a_note(small_ppo: PPOConfig) -> None:
+    def boom(**kwargs: Any) -> None:
+        raise ZeroDivisionError("in a handler")
+
+    with small_ppo.callbacks(on_episode_end=boom).build() as algo:
+        with pytest.raises(ZeroDivisionError) as info:
+            algo.train()
+    assert "hook 'on_episode_end'" in info.value.__notes__[0]
+
+
+def test_log_policy_counts_errors_in_results(small_ppo: PPOConfig) -> None:
+    def boom(**kwargs: Any) -> None:
+        raise ZeroDivisionError("in a handler")
+
+    config = small_ppo.callbacks(on_episode_end=boom, on_error="log")
+    with config.build() as algo, pytest.MonkeyPatch.context() as mp:
+        mp.setattr("logging.Logger.error", lambda *a, **k: None)
+        result = algo.train()
+    assert result["callbacks"]["errors"] == result["env_runners"]["num_episodes"] > 0
+
+
+@pytest.mark.parametrize(
+    ("section", "settings", "message"),
+    [
+        ("env_runners", {"num_env_runners": -1}, "num_env_runners must be an int >= 0, got -1"),
+        ("env_runners", {"backend": "threads"}, "unknown backend 'threads'; allowed: 'inline'"),
+        ("training", {"train_batch_size": 0}, "train_batch_size must be an int >= 1, got 0"),
+        ("training", {"lr": -1.0}, "lr must be a number > 0, got -1.0"),
+        ("training", {"minibatch_size": 0}, "bad PPO setting: .*minibatch_size"),
+    ],
+)
+def test_bad_configs_fail_at_build(
+    small_ppo: PPOConfig, section: str, settings: dict[str, Any], message: str
+) -> None:
+    getattr(small_ppo, section)(**settings)
+    with pytest.raises(ConfigError, match=message):
+        small_ppo.build().stop()
+
+
+def test_unknown_setting_names_the_allowed_ones() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown training\(\) setting 'lrr' \(did you mean "
+        r"'lr'\?\); allowed: lr, gamma",
+    ):
+        PPOConfig().training(lrr=0.1)
+
+
+def test_unknown_hook_in_callbacks_fails_at_build(small_ppo: PPOConfig) -> None:
+    config = small_ppo.callbacks(on_episode_ends=lambda **kw: None)
+    with pytest.raises(ConfigError, match="unknown hook 'on_episode_ends'"):
+        config.build()
+
+
+def test_seeded_runs_are_reproducible(small_ppo: PPOConfig) -> None:
+    def run() -> list[Any]:
+        with small_ppo.build() as algo:
+            return [
+                (
+                    r["env_runners"]["episode_return_mean"],
+                    r["learners"]["default_policy"]["total_loss"],
+                )
+                for r in (algo.train(), algo.train())
+            ]
+
+    assert run() == run()
+
+
+def test_checkpoint_round_trip_restores_learner_metrics_and_callback_state(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    loaded: list[str] = []
+    config = small_ppo.callbacks(
+        EpisodeReturn, on_checkpoint_loaded=lambda **kw: loaded.append("loaded")
+    )
+    with config.build() as algo:
+        algo.train()
+        algo.save_to_path(tmp_path / "ckpt")
+        saved_sum = algo.bus.callbacks[0].overall_sum_of_rewards  # type: ignore[attr-defined]
+        weights = algo.learner.module.get_state()
+        algo.train()
+    assert not list((tmp_path / "ckpt").glob(".tmp-*"))
+    with config.build() as fresh:
+        fresh.restore_from_path(tmp_path / "ckpt")
+        assert fresh.training_iteration == 1
+        assert fresh.bus.callbacks[0].overall_sum_of_rewards == saved_sum  # type: ignore[attr-defined]
+        for name, value in fresh.learner.module.get_state().items():
+            np.testing.assert_array_equal(value, weights[name])
+        assert fresh.train()["training_iteration"] == 2
+    assert loaded == ["loaded"]
+
+
+def test_restoring_a_missing_or_corrupt_checkpoint_is_a_clear_error(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    with small_ppo.build() as algo:
+        with pytest.raises(
+            ConfigError, match=r"no checkpoint at .*algorithm_state.msgpack is missing"
+        ):
+            algo.restore_from_path(tmp_path / "nothing")
+        (tmp_path / "bad").mkdir()
+        (tmp_path / "bad" / "algorithm_state.msgpack").write_bytes(b"\xc1garbage")
+        with pytest.raises(ConfigError, match="is not a readable checkpoint"):
+            algo.restore_from_path(tmp_path / "bad")
+
+
+def test_sync_calls_after_stop_are_refused(small_ppo: PPOConfig) -> None:
+    algo = small_ppo.build()
+    algo.stop()
+    algo.stop()  # idempotent
+    with pytest.raises(AlgorithmStateError, match=r"train\(\) after stop\(\)"):
+        algo.train()
+
+
+@pytest.mark.anyio
+async def test_inside_an_event_loop_build_only_constructs_and_async_with_sets_up(
+    small_ppo: PPOConfig,
+) -> None:
+    inits: list[str] = []
+    config = small_ppo.callbacks(on_algorithm_init=lambda **kw: inits.append("init"))
+    algo = config.build()
+    assert inits == []
+    with pytest.raises(AlgorithmStateError, match=r"train\(\) blocks.*await algo.atrain\(\)"):
+        algo.train()
+    async with algo:
+        assert inits == ["init"]
+        result = await algo.atrain()
+        assert result["training_iteration"] == 1
+        await algo.asave_to_path(anyio.Path("/tmp") / "hookbus-async-ckpt")
+
+
+@pytest.mark.anyio
+async def test_a_shared_bus_sees_the_algorithms_events(small_ppo: PPOConfig) -> None:
+    async with Bus() as bus:
+        ends: list[Any] = []
+        bus.subscribe("on_episode_end", lambda event, **kw: ends.append(event))
+        async with small_ppo.build(bus=bus) as algo, bus.stream(TrainResult) as results:
+            await algo.atrain()
+            event = await results.receive()
+        assert event.training_iteration == 1
+        assert ends
+        assert algo.bus is bus
+    assert bus.closed

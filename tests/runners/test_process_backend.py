@@ -1,0 +1,105 @@
+"""The "process" backend: runners in worker processes, events forwarded to observers."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookbus.events import EpisodeEnd
+from hookbus.kernel import ConfigError
+from hookbus.runners import PPOConfig, RemoteError
+
+sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
+import process_helpers
+
+
+@pytest.fixture
+def process_ppo(small_ppo: PPOConfig) -> PPOConfig:
+    return small_ppo.env_runners(num_env_runners=2, backend="process")
+
+
+def test_training_aggregates_the_workers_metrics(process_ppo: PPOConfig) -> None:
+    with process_ppo.callbacks(process_helpers.WorkerSide).build() as algo:
+        first = algo.train()
+        result = algo.train()
+    runners = result["env_runners"]
+    assert 200 <= runners["num_env_steps_sampled"] < 210  # 2 x ceil(200 / 2), per iteration
+    assert (
+        result["num_env_steps_sampled_lifetime"]
+        == first["num_env_steps_sampled_lifetime"] + (runners["num_env_steps_sampled"])
+    )
+    assert runners["episodes_seen"] == runners["num_episodes_lifetime"]
+    assert runners["worker_pid"] != os.getpid()  # the class ran in a worker
+
+
+def test_observers_see_every_runners_events_in_order(process_ppo: PPOConfig) -> None:
+    with process_ppo.callbacks(process_helpers.Watcher).build() as algo:
+        algo.train()
+        watcher = algo.bus.callbacks[0]
+        assert isinstance(watcher, process_helpers.Watcher)
+        seen = list(watcher.events)
+    assert watcher.pids == {os.getpid()}
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for event in seen:
+        by_source[event.source].append(event.seq)
+    assert set(by_source) == {"env_runner:1", "env_runner:2"}
+    for seqs in by_source.values():
+        assert seqs == sorted(seqs)
+    assert any(isinstance(e, EpisodeEnd) for e in seen)
+
+
+def test_subscribe_handlers_are_observers_too(process_ppo: PPOConfig) -> None:
+    ends: list[Any] = []
+    with process_ppo.build() as algo:
+        algo.bus.subscribe(EpisodeEnd, lambda event, **kw: ends.append(event))
+        result = algo.train()
+    assert len(ends) == result["env_runners"]["num_episodes"]
+
+
+def test_worker_errors_reach_train_with_the_worker_named(process_ppo: PPOConfig) -> None:
+    with process_ppo.callbacks(process_helpers.Explodes).build() as algo:
+        with pytest.raises(ArithmeticError, match="raised in a worker") as info:
+            algo.train()
+    notes = info.value.__notes__
+    assert "hook 'on_episode_end'" in notes[0]
+    assert re.match(r"hookbus: raised in env runner [12] \(worker process \d+\)", notes[-1])
+
+
+@pytest.mark.anyio
+async def test_foreach_env_and_runner_run_in_the_workers(process_ppo: PPOConfig) -> None:
+    async with process_ppo.build() as algo:
+        group = algo.env_runner_group
+        assert group is not None
+        names = await group.foreach_env(process_helpers.sub_env_name)
+        indices = await group.foreach_env_runner(process_helpers.runner_index)
+    assert names == [["CartPoleEnv"]] * 3
+    assert indices == [0, 1, 2]
+
+
+def test_unpicklable_callbacks_are_explained(process_ppo: PPOConfig) -> None:
+    config = process_ppo.callbacks(on_episode_end=lambda **kw: None)
+    with pytest.raises(ConfigError, match="sends the config to worker processes with pickle"):
+        config.build()
+
+
+@pytest.mark.anyio
+async def test_process_backend_inside_an_event_loop(process_ppo: PPOConfig) -> None:
+    async with process_ppo.build() as algo:
+        result = await algo.atrain()
+    assert result["env_runners"]["num_env_steps_sampled"] >= 200
+
+
+def test_a_dead_worker_is_reported_with_its_exit_code(process_ppo: PPOConfig) -> None:
+    with process_ppo.callbacks(process_helpers.Dies).build() as algo:
+        with pytest.raises(
+            RemoteError,
+            match=r"env runner [12] \(worker process \d+\) died "
+            r"\(exit code 3\)",
+        ):
+            algo.train()
