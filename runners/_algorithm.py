@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -321,14 +322,16 @@ class Algorithm:
         if fn is None:
             return
 
-        def apply(env: Any, ctx: Any) -> None:
-            if isinstance(env, TaskSettableEnv):
-                env.set_task(fn(result, env, ctx))
-
-        await self._group.foreach_env_with_context(apply)
+        # A partial of a module-level function, so that it pickles to worker processes.
+        await self._group.foreach_env_with_context(functools.partial(_set_task, fn, result))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._state}, iteration {self.training_iteration}>"
+
+
+def _set_task(fn: Any, result: dict[str, Any], env: Any, env_context: Any) -> None:
+    if isinstance(env, TaskSettableEnv):
+        env.set_task(fn(result, env, env_context))
 
 
 def _write_atomically(directory: Path, data: bytes) -> None:

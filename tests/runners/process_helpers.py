@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
+
 from hookbus.kernel import Callback
+from hookbus.runners import TaskSettableEnv
 
 
 class WorkerSide(Callback):
@@ -53,3 +57,31 @@ class Dies(Callback):
 
     def on_episode_end(self, **kwargs: Any) -> None:
         os._exit(3)
+
+
+class Levels(TaskSettableEnv):
+    """A one-step env whose task is a level number, echoed in every observation."""
+
+    observation_space = gym.spaces.Box(0.0, 100.0, (1,), dtype=np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.level = config.get("level", 0)
+
+    def get_task(self) -> int:
+        return self.level
+
+    def set_task(self, task: int) -> None:
+        self.level = task
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        return np.array([self.level], dtype=np.float32), {}
+
+    def step(self, action: int) -> Any:
+        return np.array([self.level], dtype=np.float32), float(self.level), True, False, {}
+
+
+def next_level(train_results: dict[str, Any], env: Any, env_ctx: Any) -> int:
+    assert train_results["training_iteration"] >= 1
+    assert env_ctx.vector_index in (0, 1)
+    return int(env.get_task()) + 1

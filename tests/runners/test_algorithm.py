@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ import pytest
 from hookbus.events import TrainResult
 from hookbus.kernel import Bus, Callback, ConfigError
 from hookbus.runners import AlgorithmStateError, PPOConfig
+
+sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
+from process_helpers import Levels, next_level
 
 
 def test_lambda_on_episode_end_and_on_train_result(small_ppo: PPOConfig) -> None:
@@ -317,3 +321,44 @@ async def test_a_shared_bus_sees_the_algorithms_events(small_ppo: PPOConfig) -> 
         assert ends
         assert algo.bus is bus
     assert bus.closed
+
+
+@pytest.mark.parametrize("backend", ["inline", "process"])
+def test_env_task_fn_sets_every_sub_envs_task_after_each_iteration(backend: str) -> None:
+    config = (
+        PPOConfig()
+        .environment(Levels, env_task_fn=next_level)
+        .env_runners(num_env_runners=1, num_envs_per_env_runner=2, backend=backend)
+        .training(train_batch_size=64, minibatch_size=32, num_epochs=1)
+        .debugging(seed=0)
+    )
+    with config.build() as algo:
+        first = algo.train()
+        second = algo.train()
+    # Rewards equal the level: level 0 in the first iteration, then 1 on every sub-env.
+    assert first["env_runners"]["episode_return_max"] == 0.0
+    assert second["env_runners"]["episode_return_max"] == 1.0
+    # The mean's window (the last 100 episodes) holds this iteration's level-1 episodes and
+    # the newest level-0 ones.
+    runners = second["env_runners"]
+    window = min(100, runners["num_episodes_lifetime"])
+    assert runners["episode_return_mean"] == pytest.approx(runners["num_episodes"] / window)
+
+
+def test_callbacks_can_set_tasks_through_the_runner_group() -> None:
+    async def set_level_5(*, algorithm: Any, **kwargs: Any) -> None:
+        await algorithm.env_runner_group.foreach_env(lambda env: env.set_task(5))
+
+    config = (
+        PPOConfig()
+        .environment(Levels)
+        .env_runners(num_envs_per_env_runner=2)
+        .training(train_batch_size=64, minibatch_size=32, num_epochs=1)
+        .callbacks(on_train_result=set_level_5)
+        .debugging(seed=0)
+    )
+    with config.build() as algo:
+        algo.train()
+        result = algo.train()
+        assert algo.env_runner.foreach_env(lambda env: env.get_task()) == [5, 5]
+    assert result["env_runners"]["episode_return_max"] == 5.0
