@@ -16,6 +16,7 @@ from ._bus import (
     HookbusWarning as HookbusWarning,
 )
 from ._callback import Callback as Callback
+from ._episode import Episode as Episode
 from ._errors import (
     BusClosedError as BusClosedError,
 )
@@ -39,6 +40,7 @@ __all__ = (
     "Callback",
     "ConfigError",
     "Dispatcher",
+    "Episode",
     "EventStream",
     "HookbusError",
     "HookbusWarning",

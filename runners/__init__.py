@@ -1,6 +1,7 @@
 """Publishers: EnvRunners stepping gymnasium envs, the Algorithm, and numpy learners."""
 
 from hookbus.events._public import publish_names
+from hookbus.kernel import Episode as Episode
 
 from ._algorithm import Algorithm as Algorithm
 from ._builtin import EnvRunnerMetrics as EnvRunnerMetrics
@@ -8,7 +9,6 @@ from ._config import AlgorithmConfig as AlgorithmConfig
 from ._env import EnvContext as EnvContext
 from ._env import TaskSettableEnv as TaskSettableEnv
 from ._env_runner import EnvRunner as EnvRunner
-from ._episode import Episode as Episode
 from ._errors import AlgorithmStateError as AlgorithmStateError
 from ._group import EnvRunnerGroup as EnvRunnerGroup
 from ._ppo import PPOLearner as PPOLearner

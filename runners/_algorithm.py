@@ -10,6 +10,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import numpy as np
 
 from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult, codec
 from hookbus.kernel import Bus, ConfigError
@@ -97,6 +98,29 @@ class Algorithm:
         metrics.log_dict(stats, key=("learners", "default_policy"), reduce="item")
         with metrics.log_time(("timers", "synch_weights")):
             await group.sync_weights(self.learner.module.get_state())
+
+    def get_extra_state(self) -> dict[str, Any]:
+        """Return algorithm-specific state for checkpoints (plain data and numpy arrays)."""
+        return {}
+
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        """Restore what ``get_extra_state()`` returned."""
+
+    # --- acting -----------------------------------------------------------------------------
+
+    def compute_single_action(self, observation: Any, *, explore: bool | None = None) -> Any:
+        """Return the action for one observation (``explore`` defaults to the config's).
+
+        Uses the local runner's exploration, so schedules such as epsilon-greedy apply.
+        """
+        self._require("ready", "compute_single_action")
+        runner = self.env_runner
+        explore = self.config.explore if explore is None else explore
+        batch = np.asarray(observation)[None]
+        actions = runner._exploration.get_actions(
+            self.learner.module, batch, runner._rng, runner._timestep, explore
+        )
+        return np.asarray(actions)[0]
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -196,6 +220,7 @@ class Algorithm:
             "learner": self.learner.get_state(),
             "metrics": self.metrics.get_state(),
             "callbacks": _callback_states(self.bus.callbacks),
+            "extra": self.get_extra_state(),
         }
         data = codec.encode_msgpack(state)
         directory = Path(path)
@@ -227,6 +252,7 @@ class Algorithm:
         self.learner.set_state(state["learner"])
         self.metrics.set_state(state["metrics"])
         _set_callback_states(self.bus.callbacks, state["callbacks"])
+        self.set_extra_state(state.get("extra", {}))
         assert self.env_runner_group is not None
         await self.env_runner_group.sync_weights(self.learner.module.get_state())
         if self.bus.has_subscribers(CheckpointLoaded):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from hookbus.kernel import ConfigError
 
 from ._env import check_env
+from ._exploration import check_exploration_config
 
 if TYPE_CHECKING:
     from ._algorithm import Algorithm
@@ -27,6 +28,7 @@ _COMMON: dict[str, dict[str, Any]] = {
         "backend": "inline",
         "rollout_fragment_length": "auto",
         "explore": True,
+        "exploration_config": None,
         "metrics_num_episodes_for_smoothing": 100,
     },
     "training": {
@@ -50,6 +52,8 @@ class AlgorithmConfig:
     """
 
     algo_class: ClassVar[type[Algorithm] | None] = None
+    default_exploration_config: ClassVar[dict[str, Any]] = {"type": "StochasticSampling"}
+    """What ``exploration_config=None`` means for this algorithm."""
     _sections: ClassVar[dict[str, dict[str, Any]]] = _COMMON
 
     # Declared for type checkers; set from the sections in __init__.
@@ -60,6 +64,7 @@ class AlgorithmConfig:
     num_envs_per_env_runner: int
     backend: str
     explore: bool
+    exploration_config: dict[str, Any] | None
     metrics_num_episodes_for_smoothing: int
     lr: float
     gamma: float
@@ -156,6 +161,11 @@ class AlgorithmConfig:
     def rollout_fragment_length(self, value: int | str) -> None:
         self._rollout_fragment_length = value
 
+    @property
+    def exploration(self) -> dict[str, Any]:
+        """The exploration settings in force: ``exploration_config`` or the default."""
+        return dict(self.exploration_config or self.default_exploration_config)
+
     def copy(self) -> AlgorithmConfig:
         """Return an independent copy (callback instances and functions are shared)."""
         new = copy.copy(self)
@@ -208,6 +218,9 @@ class AlgorithmConfig:
             raise ConfigError(f"seed must be an int or None, got {self.seed!r}")
         if not isinstance(self.env_config, dict):
             raise ConfigError(f"env_config must be a dict, got {self.env_config!r}")
+        if not isinstance(self.explore, bool):
+            raise ConfigError(f"explore must be True or False, got {self.explore!r}")
+        check_exploration_config(self.exploration)
         if self.env_task_fn is not None and not callable(self.env_task_fn):
             raise ConfigError(f"env_task_fn must be callable, got {self.env_task_fn!r}")
         hiddens = self.model.get("fcnet_hiddens") if isinstance(self.model, dict) else None

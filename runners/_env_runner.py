@@ -16,11 +16,11 @@ from hookbus.events import (
     PostprocessTrajectory,
     SampleEnd,
 )
-from hookbus.kernel import Bus, ConfigError, Dispatcher
+from hookbus.kernel import Bus, ConfigError, Dispatcher, Episode
 from hookbus.metrics import MetricsLogger
 
 from ._env import EnvContext, env_name, make_vector_env
-from ._episode import Episode
+from ._exploration import make_exploration
 
 if TYPE_CHECKING:
     from ._config import AlgorithmConfig
@@ -67,6 +67,8 @@ class EnvRunner:
         self._rng = np.random.default_rng(None if seed is None else [seed, worker_index])
         if seed is not None:
             self.env.action_space.seed(seed + 1000 * worker_index)
+        self._exploration = make_exploration(config.exploration, self.env.single_action_space)
+        self._timestep = 0  # env steps this runner sampled, for exploration schedules
         self._seq = 0
         self._announced = False  # on_environment_created published?
         # Per sub-env: the live episode, whether the env resets on the next step (gymnasium's
@@ -139,6 +141,7 @@ class EnvRunner:
         max_steps = num_timesteps if num_timesteps is not None else float("inf")
         max_episodes = num_episodes if num_episodes is not None else float("inf")
         steps = 0
+        timestep_before = self._timestep
         while steps < max_steps and len(done) < max_episodes:
             actions = self._actions(random_actions)
             obs, rewards, terminateds, truncateds, infos = env.step(actions)
@@ -182,14 +185,15 @@ class EnvRunner:
                     else:
                         on_step.call(event, *args)
             self._obs = obs
+            self._timestep = timestep_before + steps
         return steps
 
     def _actions(self, random_actions: bool) -> Any:
         if random_actions or self.module is None:
             return np.asarray(self.env.action_space.sample())
-        if self.config.explore:
-            return self.module.forward_exploration(self._obs, self._rng)
-        return self.module.forward_inference(self._obs)
+        return self._exploration.get_actions(
+            self.module, self._obs, self._rng, self._timestep, self.config.explore
+        )
 
     def _cut(self, done: list[Episode]) -> list[Episode]:
         """Return the chunks to hand out: finished episodes, then the ongoing ones."""

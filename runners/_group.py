@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from hookbus.kernel import Bus
+from hookbus.kernel import Bus, Episode
 
 from ._env_runner import EnvRunner
-from ._episode import Episode
 from ._process import ProcessEnvRunner
 
 if TYPE_CHECKING:

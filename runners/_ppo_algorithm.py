@@ -8,11 +8,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from hookbus.kernel import ConfigError
+from hookbus.kernel import ConfigError, Episode
 
 from ._algorithm import Algorithm
 from ._config import _COMMON, AlgorithmConfig
-from ._episode import Episode
 from ._ppo import PPOLearner, Trajectory
 
 __all__ = ("PPO", "PPOConfig")

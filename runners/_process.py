@@ -13,9 +13,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hookbus.events import Event, codec
-from hookbus.kernel import Bus, ConfigError
+from hookbus.kernel import Bus, ConfigError, Episode
 
-from ._episode import Episode
 from ._wire import RemoteError, episode_from_wire, error_from_wire, frame
 
 if TYPE_CHECKING:

@@ -9,8 +9,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from hookbus.events import HookbusError, codec
-
-from ._episode import Episode
+from hookbus.kernel import Episode
 
 __all__ = (
     "RemoteError",

@@ -362,3 +362,26 @@ def test_callbacks_can_set_tasks_through_the_runner_group() -> None:
         result = algo.train()
         assert algo.env_runner.foreach_env(lambda env: env.get_task()) == [5, 5]
     assert result["env_runners"]["episode_return_max"] == 5.0
+
+
+def test_compute_single_action_explores_or_acts_greedily(small_ppo: PPOConfig) -> None:
+    obs = np.array([0.0, 0.0, 0.05, 0.0], dtype=np.float32)
+    with small_ppo.build() as algo:
+        greedy = {int(algo.compute_single_action(obs, explore=False)) for _ in range(20)}
+        sampled = {int(algo.compute_single_action(obs)) for _ in range(200)}
+    assert len(greedy) == 1  # deterministic
+    assert sampled == {0, 1}  # a near-uniform initial policy samples both actions
+
+
+def test_stochastic_sampling_random_timesteps_and_bad_exploration(small_ppo: PPOConfig) -> None:
+    config = small_ppo.env_runners(
+        exploration_config={"type": "StochasticSampling", "random_timesteps": 10}
+    )
+    with config.build() as algo:
+        assert algo.train()["training_iteration"] == 1
+    with pytest.raises(ConfigError, match="unknown exploration type 'Curious'; known types: "):
+        small_ppo.env_runners(exploration_config={"type": "Curious"}).build()
+    with pytest.raises(ConfigError, match="StochasticSampling has no setting 'epsilon'"):
+        small_ppo.env_runners(
+            exploration_config={"type": "StochasticSampling", "epsilon": 0.1}
+        ).build()

@@ -1,4 +1,4 @@
-"""A single-agent episode, as callbacks see it and as the learner receives its chunks."""
+"""A single-agent episode: built by EnvRunners, rebuilt by replay, read by callbacks."""
 
 from __future__ import annotations
 
