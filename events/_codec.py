@@ -29,6 +29,7 @@ __all__ = (
     "encode_json",
     "encode_msgpack",
     "msgpack_decoder",
+    "msgpack_encoder",
 )
 
 _EXT_ARRAY = 1
@@ -100,6 +101,11 @@ def encode_msgpack(obj: Any) -> bytes:
         return _msgpack_encoder.encode(obj)
     except NotImplementedError as exc:
         raise CodecError(str(exc)) from exc
+
+
+def msgpack_encoder() -> msgspec.msgpack.Encoder:
+    """Return the shared numpy-aware MessagePack encoder (``encode_into`` for streams)."""
+    return _msgpack_encoder
 
 
 def msgpack_decoder(type: Any = Any) -> msgspec.msgpack.Decoder[Any]:

@@ -2,21 +2,12 @@
 
 from ._codec import (
     CodecError as CodecError,
-)
-from ._codec import (
     decode_json as decode_json,
-)
-from ._codec import (
     decode_msgpack as decode_msgpack,
-)
-from ._codec import (
     encode_json as encode_json,
-)
-from ._codec import (
     encode_msgpack as encode_msgpack,
-)
-from ._codec import (
     msgpack_decoder as msgpack_decoder,
+    msgpack_encoder as msgpack_encoder,
 )
 
 __all__ = (
@@ -26,6 +17,7 @@ __all__ = (
     "encode_json",
     "encode_msgpack",
     "msgpack_decoder",
+    "msgpack_encoder",
 )
 
 # Defined in the private _codec module; users should see this one.

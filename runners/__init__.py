@@ -6,16 +6,12 @@ from hookbus.kernel import Episode as Episode
 from ._algorithm import Algorithm as Algorithm
 from ._builtin import EnvRunnerMetrics as EnvRunnerMetrics
 from ._config import AlgorithmConfig as AlgorithmConfig
-from ._env import EnvContext as EnvContext
-from ._env import TaskSettableEnv as TaskSettableEnv
+from ._env import EnvContext as EnvContext, TaskSettableEnv as TaskSettableEnv
 from ._env_runner import EnvRunner as EnvRunner
 from ._errors import AlgorithmStateError as AlgorithmStateError
 from ._group import EnvRunnerGroup as EnvRunnerGroup
-from ._ppo import PPOLearner as PPOLearner
-from ._ppo import PPOModule as PPOModule
-from ._ppo import Trajectory as Trajectory
-from ._ppo_algorithm import PPO as PPO
-from ._ppo_algorithm import PPOConfig as PPOConfig
+from ._ppo import PPOLearner as PPOLearner, PPOModule as PPOModule, Trajectory as Trajectory
+from ._ppo_algorithm import PPO as PPO, PPOConfig as PPOConfig
 from ._process import ProcessEnvRunner as ProcessEnvRunner
 from ._wire import RemoteError as RemoteError
 

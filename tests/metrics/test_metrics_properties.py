@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from hookbus.events.codec import decode_msgpack, encode_msgpack
 from hookbus.metrics import MetricsLogger, Stats
