@@ -18,6 +18,13 @@ from ._errors import (
 )
 from ._hooks import LIVE_ARGS as LIVE_ARGS
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
+from ._record import (
+    Recorder as Recorder,
+    RecordingHeader as RecordingHeader,
+    read_recording as read_recording,
+    read_recording_header as read_recording_header,
+)
+from ._replay import replay as replay
 from ._stream import EventStream as EventStream
 
 __all__ = (
@@ -33,8 +40,13 @@ __all__ = (
     "EventStream",
     "HookbusError",
     "HookbusWarning",
+    "Recorder",
     "RecordingError",
+    "RecordingHeader",
     "available_plugins",
+    "read_recording",
+    "read_recording_header",
+    "replay",
 )
 
 publish_names(__name__, globals(), __all__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, ClassVar
 
 from hookbus.events import HOOKS
@@ -34,6 +35,10 @@ class Callback:
 
     def close(self) -> None:
         """Release resources (files, connections); called once when the bus closes."""
+
+    def wanted_hooks(self) -> Collection[str] | None:
+        """Return the hooks to subscribe to among those overridden, or None for all of them."""
+        return None
 
     # The hooks, as no-ops. Overriding one puts this class in that hook's chain.
 
@@ -81,14 +86,17 @@ def overridden_hooks(callback: object) -> list[str]:
     """Return the hooks ``callback`` (an instance) implements, in SPEC.md's order.
 
     For a ``Callback`` subclass, a hook counts only if the class overrides the no-op; for any
-    other object, every hook-named callable attribute counts (duck typing).
+    other object, every hook-named callable attribute counts (duck typing). ``wanted_hooks()``
+    narrows that down (a Recorder of chosen hooks).
     """
     cls = type(callback)
+    wanted_hooks = getattr(callback, "wanted_hooks", None)
+    wanted = wanted_hooks() if callable(wanted_hooks) else None
     hooks = []
     for hook in HOOKS:
         method = getattr(cls, hook, None)
         if method is None or method is getattr(Callback, hook):
             continue
-        if callable(method):
+        if callable(method) and (wanted is None or hook in wanted):
             hooks.append(hook)
     return hooks

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from hookbus.kernel import HookbusError
+from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep
+from hookbus.kernel import (
+    HookbusError,
+    Recorder,
+    RecordingError,
+    read_recording,
+    read_recording_header,
+)
+from hookbus.kernel._record import schema_fingerprint
 
 __all__ = ("main",)
 
@@ -47,6 +57,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hookbus: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a callback's or env's own error: one line, status 1
+        if args.debug:
+            raise
+        notes = "; ".join(getattr(exc, "__notes__", []))
+        print(
+            f"hookbus {args.command}: {type(exc).__name__}: {exc}"
+            + (f" ({notes})" if notes else "")
+            + "; --debug shows the traceback",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,8 +90,51 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--num-envs-per-env-runner", type=int, default=1, metavar="N")
     train.add_argument("--backend", default="inline", help="inline (default) or process")
     train.add_argument("--seed", type=int, default=None)
+    train.add_argument("--record", metavar="FILE", help="record every event to FILE (msgpack)")
     train.add_argument("--debug", action="store_true", help="show tracebacks")
     train.set_defaults(run=_train)
+
+    replay = commands.add_parser(
+        "replay",
+        help="replay a recording into callbacks and print their metrics",
+        description="Replay a recording into callbacks; print the metrics they log.",
+    )
+    replay.add_argument("file", help="a recording (.msgpack or .jsonl)")
+    replay.add_argument(
+        "--callbacks",
+        nargs="+",
+        default=[],
+        metavar="MOD:CLASS",
+        help="callback classes as module:Class or path/to/file.py:Class",
+    )
+    replay.add_argument(
+        "--hooks", nargs="+", default=None, metavar="HOOK", help="publish only these hooks"
+    )
+    replay.add_argument(
+        "--sources",
+        nargs="+",
+        default=None,
+        metavar="SOURCE",
+        help="publish only events of these sources, e.g. env_runner:0",
+    )
+    replay.add_argument("--debug", action="store_true", help="show tracebacks")
+    replay.set_defaults(run=_replay)
+
+    inspect = commands.add_parser(
+        "inspect",
+        help="summarise a recording",
+        description="Print a recording's header, event counts, and episodes.",
+    )
+    inspect.add_argument("file", help="a recording (.msgpack or .jsonl)")
+    inspect.add_argument(
+        "--episodes",
+        type=int,
+        default=10,
+        metavar="N",
+        help="list the first N episodes (default 10; 0 for none)",
+    )
+    inspect.add_argument("--debug", action="store_true", help="show tracebacks")
+    inspect.set_defaults(run=_inspect)
     return parser
 
 
@@ -84,6 +148,8 @@ def _positive_int(text: str) -> int:
 def _train(args: argparse.Namespace) -> int:
     config = _config_for(args.algo)
     callbacks = [load_object(spec) for spec in args.callbacks]
+    if args.record:
+        callbacks.insert(0, Recorder(args.record))
     config = (
         config.environment(args.env)
         .env_runners(
@@ -112,6 +178,113 @@ def _train(args: argparse.Namespace) -> int:
         print(file=out)
     print(_table(rows), file=out)
     return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from hookbus.runners._pytest_plugin import replay_into
+
+    _check_file(args.file)
+    callbacks = [load_object(spec) for spec in args.callbacks]
+    try:
+        result = replay_into(args.file, callbacks, hooks=args.hooks, sources=args.sources)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
+    print(
+        f"replayed {result.events} events from {args.file} into "
+        f"{', '.join(type(cb).__name__ for cb in result.callbacks) or 'no callbacks'}"
+    )
+    rows = list(_flatten(result.metrics))
+    if not rows:
+        print("the callbacks logged no metrics")
+    width = max((len(key) for key, _ in rows), default=0)
+    for key, value in rows:
+        print(f"  {key:<{width}}  {_cell(value)}")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    _check_file(args.file)
+    try:
+        header = read_recording_header(args.file)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
+    summary = _Summary()
+    error: RecordingError | None = None
+    try:
+        for event in read_recording(args.file):
+            summary.add(event)
+    except RecordingError as exc:
+        error = exc
+    print(
+        f"{args.file}: hookbus recording, format version {header.format_version}, written "
+        f"by hookbus {header.hookbus_version}, schema {header.schema}"
+        + ("" if header.schema == schema_fingerprint() else " (differs from this hookbus's)")
+    )
+    print(f"hooks recorded: {', '.join(header.hooks) if header.hooks else 'all'}")
+    print(summary.report(args.episodes))
+    if error is not None:
+        raise UsageError(f"the file is damaged after the events above: {error}")
+    return 0
+
+
+def _check_file(path: str) -> None:
+    if not Path(path).is_file():
+        raise UsageError(f"no such file {path!r}")
+
+
+class _Summary:
+    """Counts per hook and per source, and each episode's length, return and ending."""
+
+    def __init__(self) -> None:
+        self.by_hook: Counter[str] = Counter()
+        self.by_source: Counter[str] = Counter()
+        self.open: dict[str, list[Any]] = {}
+        self.done: list[tuple[str, str, int, float, str]] = []
+
+    def add(self, event: Any) -> None:
+        self.by_hook[event.hook] += 1
+        self.by_source[event.source] += 1
+        if isinstance(event, EpisodeStart):
+            self.open[event.episode_id] = [0, 0.0]
+        elif isinstance(event, EpisodeStep | EpisodeEnd):
+            tally = self.open.setdefault(event.episode_id, [0, 0.0])
+            tally[0] += 1
+            tally[1] += event.reward
+            if isinstance(event, EpisodeEnd):
+                self.open.pop(event.episode_id)
+                ending = "terminated" if event.terminated else "truncated"
+                self.done.append((event.episode_id, event.source, tally[0], tally[1], ending))
+
+    def report(self, list_episodes: int) -> str:
+        lines = [f"{sum(self.by_hook.values())} events"]
+        lines += [f"  {hook:<28} {n:>9}" for hook, n in self.by_hook.items()]
+        lines.append("by source:")
+        lines += [f"  {source:<28} {n:>9}" for source, n in sorted(self.by_source.items())]
+        lengths = [d[2] for d in self.done]
+        returns = [d[3] for d in self.done]
+        lines.append(f"episodes: {len(self.done)} finished, {len(self.open)} unfinished")
+        if self.done:
+            lines.append(
+                f"  return mean {statistics.fmean(returns):.2f} (min {min(returns):g}, "
+                f"max {max(returns):g}); length mean {statistics.fmean(lengths):.1f} "
+                f"(min {min(lengths)}, max {max(lengths)})"
+            )
+            for episode_id, source, length, ret, ending in self.done[:list_episodes]:
+                lines.append(
+                    f"  {episode_id[:12]}  {source:<16} len {length:>5}  return "
+                    f"{ret:>9.2f}  {ending}"
+                )
+            if len(self.done) > list_episodes > 0:
+                lines.append(f"  ... {len(self.done) - list_episodes} more")
+        return "\n".join(lines)
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}/")
+        else:
+            yield f"{prefix}{key}", value
 
 
 def _config_for(algo: str) -> Any:

@@ -1,0 +1,135 @@
+"""Replaying recorded events into callbacks, with the episodes rebuilt from the events."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from hookbus.events import (
+    HOOKS,
+    BaseEvent,
+    EnvironmentCreated,
+    EpisodeCreated,
+    EpisodeEnd,
+    EpisodeStart,
+    EpisodeStep,
+    EvaluateEnd,
+    PostprocessTrajectory,
+    SampleEnd,
+    TrainResult,
+)
+from hookbus.metrics import MetricsLogger
+
+from ._bus import Bus
+from ._episode import Episode
+from ._errors import ConfigError
+from ._hooks import LIVE_ARGS, hook_name
+from ._record import read_recording
+
+__all__ = ("replay",)
+
+
+async def replay(
+    source: str | os.PathLike[str] | Iterable[BaseEvent],
+    callbacks: object = None,
+    *,
+    bus: Bus | None = None,
+    metrics_logger: MetricsLogger | None = None,
+    hooks: Collection[str] | None = None,
+    sources: Collection[str] | None = None,
+    **bus_options: Any,
+) -> int:
+    """Publish a recorded stream again, in order, and return how many events were published.
+
+    ``source`` is a recording's path or any iterable of events. Handlers run on ``bus``, or
+    on a bus built from ``callbacks`` and ``bus_options`` exactly as ``config.callbacks(...)``
+    builds one (a class, an instance or a list; ``on_error=``; per-hook callables). They get
+    the live arguments replay can rebuild: episodes (from the recorded EpisodeCreated, Start,
+    Step and End events: returns, lengths, observations, actions, rewards, infos and
+    temporary data work), ``metrics_logger`` (the given one, or a fresh one shared by all
+    events), ``samples``, ``result`` and ``evaluation_metrics``; the others (env, env_runner,
+    algorithm, rl_module, ...) are None. ``hooks`` and ``sources`` keep only those events,
+    though episodes are still rebuilt from every recorded step.
+    """
+    if bus is not None and (callbacks is not None or bus_options):
+        raise ConfigError("replay() takes either bus= or callbacks (and their options), not both")
+    own_bus = bus is None
+    bus = bus if bus is not None else Bus(callbacks, **bus_options)
+    logger = metrics_logger if metrics_logger is not None else MetricsLogger()
+    keep_types = None if hooks is None else {HOOKS[hook_name(h)] for h in hooks}
+    keep_sources = None if sources is None else set(sources)
+    events = read_recording(source) if isinstance(source, str | os.PathLike) else source
+    rebuilder = _Episodes()
+    count = 0
+    try:
+        for event in events:
+            live = rebuilder.live_arguments(event, logger)
+            if keep_types is not None and type(event) not in keep_types:
+                continue
+            if keep_sources is not None and event.source not in keep_sources:
+                continue
+            await bus.publish(event, **live)
+            count += 1
+    finally:
+        if own_bus:
+            bus.close()
+    return count
+
+
+class _Episodes:
+    """Rebuild episodes from their events, per source (episode ids are unique anyway)."""
+
+    # Ended episodes are kept for on_postprocess_trajectory and on_sample_end; a recording
+    # without sample ends would keep them forever, so only the newest few are kept.
+    MAX_FINISHED = 10_000
+
+    def __init__(self) -> None:
+        self.live: dict[str, Episode] = {}
+        self.finished: OrderedDict[str, Episode] = OrderedDict()
+
+    def live_arguments(self, event: BaseEvent, logger: MetricsLogger) -> dict[str, Any]:
+        """Update the episodes with ``event``; return the live arguments it is published with."""
+        if isinstance(event, EpisodeCreated | EpisodeStart | EpisodeStep | EpisodeEnd):
+            episode = self._episode_for(event)
+            return {"episode": episode, "metrics_logger": logger, "env_index": event.env_index}
+        if isinstance(event, PostprocessTrajectory):
+            episode = self.finished.get(event.episode_id) or self._episode_for(event)
+            return {"episode": episode, "metrics_logger": logger}
+        if isinstance(event, SampleEnd):
+            samples = [self.finished.pop(i, None) or self.live.get(i) for i in event.episode_ids]
+            self.finished.clear()
+            return {"metrics_logger": logger, "samples": [s for s in samples if s is not None]}
+        if isinstance(event, TrainResult):
+            return {"metrics_logger": logger, "result": event.result}
+        if isinstance(event, EvaluateEnd):
+            return {"metrics_logger": logger, "evaluation_metrics": event.evaluation_metrics}
+        if isinstance(event, EnvironmentCreated):
+            return {"metrics_logger": logger}
+        return {"metrics_logger": logger} if "metrics_logger" in LIVE_ARGS[event.hook] else {}
+
+    def _episode_for(self, event: Any) -> Episode:
+        episode = self.live.get(event.episode_id)
+        if episode is None:
+            episode = Episode(env_index=event.env_index, id_=event.episode_id)
+            self.live[event.episode_id] = episode
+        if isinstance(event, EpisodeStart):
+            episode.add_reset(event.observation, event.info)
+        elif isinstance(event, EpisodeStep):
+            episode.add_step(
+                event.observation, event.action, event.reward, False, False, event.info
+            )
+        elif isinstance(event, EpisodeEnd):
+            episode.add_step(
+                event.observation,
+                event.action,
+                event.reward,
+                event.terminated,
+                event.truncated,
+                event.info,
+            )
+            self.finished[event.episode_id] = self.live.pop(event.episode_id)
+            if len(self.finished) > self.MAX_FINISHED:
+                self.finished.popitem(last=False)
+        return episode

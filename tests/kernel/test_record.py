@@ -1,0 +1,223 @@
+"""Recorder and read_recording: exact round trips, flushing, torn and corrupt files."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hookbus.events import (
+    HOOKS,
+    EpisodeEnd,
+    EpisodeStart,
+    EpisodeStep,
+    SampleEnd,
+    TrainResult,
+)
+from hookbus.kernel import (
+    Bus,
+    ConfigError,
+    Recorder,
+    RecordingError,
+    read_recording,
+    read_recording_header,
+)
+
+pytestmark = pytest.mark.anyio
+FORMATS = ["msgpack", "jsonl"]
+
+
+def stream() -> list[Any]:
+    """A mixed stream with numpy payloads: one of every event type, then some steps."""
+    events: list[Any] = []
+    for seq, cls in enumerate(HOOKS.values()):
+        events.append(cls(source="env_runner:0", seq=seq))
+    events += [
+        EpisodeStart(source="env_runner:1", seq=0, episode_id="e", observation=np.arange(4.0)),
+        EpisodeStep(
+            source="env_runner:1",
+            seq=1,
+            episode_id="e",
+            action=np.int64(1),
+            reward=1.0,
+            observation=np.ones(4, dtype=np.float32),
+            info={"k": [1, 2]},
+        ),
+        EpisodeEnd(source="env_runner:1", seq=2, episode_id="e", terminated=True, reward=0.5),
+        TrainResult(source="algorithm", seq=0, result={"a": {"b": 1.5}}),
+    ]
+    return events
+
+
+async def record(path: Path, events: list[Any], **options: Any) -> Recorder:
+    recorder = Recorder(path, **options)
+    async with Bus(recorder) as bus:
+        for event in events:
+            await bus.publish(event)
+    return recorder
+
+
+def same(a: Any, b: Any) -> bool:
+    from hookbus.events import codec
+
+    return codec.encode_msgpack(a) == codec.encode_msgpack(b)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_every_event_round_trips_in_order(tmp_path: Path, fmt: str) -> None:
+    events = stream()
+    path = tmp_path / f"run.{fmt}"
+    recorder = await record(path, events, format=fmt)
+    assert recorder.events_written == len(events)
+    back = list(read_recording(path))
+    assert [type(e) for e in back] == [type(e) for e in events]
+    assert all(same(a, b) for a, b in zip(back, events, strict=True))
+    assert isinstance(back[-3].observation, np.ndarray)
+    assert back[-3].observation.dtype == np.float32
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_header_names_versions_and_schema(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / f"run.{fmt}"
+    await record(path, [], format=fmt, hooks=["on_episode_end"])
+    header = read_recording_header(path)
+    assert header.format_version == 1
+    assert header.hookbus_version
+    assert len(header.schema) == 16
+    assert header.hooks == ["on_episode_end"]
+
+
+async def test_chosen_hooks_only_and_no_events_built_for_the_rest(tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "ends.msgpack", hooks=["on_episode_end", "on_sample_end"])
+    async with Bus(recorder) as bus:
+        assert not bus.has_subscribers(EpisodeStep)
+        assert bus.has_subscribers(EpisodeEnd)
+        for event in stream():
+            await bus.publish(event)
+    kinds = {type(e) for e in read_recording(tmp_path / "ends.msgpack")}
+    assert kinds == {EpisodeEnd, SampleEnd}
+    only_ends = list(read_recording(tmp_path / "ends.msgpack", hooks=["on_episode_end"]))
+    assert {type(e) for e in only_ends} == {EpisodeEnd}
+
+
+async def test_events_reach_the_file_at_sample_end(tmp_path: Path) -> None:
+    path = tmp_path / "live.msgpack"
+    recorder = Recorder(path)
+    bus = Bus(recorder)
+    await bus.publish(EpisodeStep(seq=0))
+    assert list(read_recording(path)) == []  # still buffered
+    await bus.publish(SampleEnd(seq=1))
+    assert [e.seq for e in read_recording(path)] == [0, 1]
+    bus.close()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_every_truncation_yields_the_valid_prefix(tmp_path: Path, fmt: str) -> None:
+    events = stream()
+    path = tmp_path / f"full.{fmt}"
+    await record(path, events, format=fmt)
+    data = path.read_bytes()
+    header_end, frame_ends = frame_boundaries(path, data, fmt)
+    torn = tmp_path / f"torn.{fmt}"
+    for cut in range(header_end, len(data)):
+        torn.write_bytes(data[:cut])
+        got: list[Any] = []
+        complete = [end for end in frame_ends if end <= cut]
+        if cut in complete or cut == header_end:
+            got = list(read_recording(torn))  # a clean cut between frames is a valid file
+            assert len(got) == len(complete)
+            continue
+        with pytest.raises(RecordingError) as info:
+            got.extend(read_recording(torn))
+        assert len(got) == len(complete)
+        assert info.value.offset == (complete[-1] if complete else header_end)
+        assert f"at byte offset {info.value.offset}" in str(info.value)
+
+
+def frame_boundaries(path: Path, data: bytes, fmt: str) -> tuple[int, list[int]]:
+    if fmt == "jsonl":
+        ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+        return ends[0], ends[1:]
+    at, ends = 8, []
+    while at < len(data):
+        at += 8 + int.from_bytes(data[at : at + 4], "little")
+        ends.append(at)
+    return ends[0], ends[1:]
+
+
+async def test_a_flipped_byte_is_caught_by_the_checksum(tmp_path: Path) -> None:
+    path = tmp_path / "run.msgpack"
+    await record(path, stream())
+    data = bytearray(path.read_bytes())
+    _, ends = frame_boundaries(path, bytes(data), "msgpack")
+    data[ends[4] + 12] ^= 0xFF  # inside the body of the sixth event
+    path.write_bytes(data)
+    got: list[Any] = []
+    with pytest.raises(RecordingError, match="checksum mismatch") as info:
+        got.extend(read_recording(path))
+    assert len(got) == 5
+    assert info.value.offset == ends[4]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "not a hookbus recording"),
+        (b"PK\x03\x04 a zip file", "not a hookbus recording"),
+        (b'{"format": "something-else"}\n', "not a hookbus recording"),
+        (b'{"format": "hookbus-recording", "format_version": 99}\n', "format version 99"),
+    ],
+)
+def test_files_that_are_not_recordings_fail_at_once(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "bad"
+    path.write_bytes(content)
+    with pytest.raises(RecordingError, match=message) as info:
+        next(read_recording(path))
+    assert info.value.offset == 0
+
+
+def test_bad_recorder_settings(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown recording format 'csv'; allowed: 'msgpack'"):
+        Recorder(tmp_path / "x", format="csv")
+    with pytest.raises(ConfigError, match="unknown hook 'on_episode_ends'"):
+        Recorder(tmp_path / "x", hooks=["on_episode_ends"])
+
+
+def test_a_pickled_recorder_is_detached(tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "main.msgpack")
+    copy = pickle.loads(pickle.dumps(recorder))
+    copy.record(event=EpisodeStep())
+    copy.close()
+    assert copy.events_written == 0
+    recorder.close()
+
+
+def test_a_crashed_process_leaves_a_readable_prefix(tmp_path: Path) -> None:
+    path = tmp_path / "crash.msgpack"
+    script = textwrap.dedent(
+        f"""
+        import os, anyio
+        from hookbus.events import EpisodeStep, SampleEnd
+        from hookbus.kernel import Bus, Recorder
+
+        async def main():
+            bus = Bus(Recorder({str(path)!r}))
+            for seq in range(3):
+                await bus.publish(EpisodeStep(seq=seq))
+            await bus.publish(SampleEnd(seq=3))        # flushed
+            await bus.publish(EpisodeStep(seq=4))      # buffered, lost in the crash
+            os._exit(1)
+
+        anyio.run(main)
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=False)
+    assert [e.seq for e in read_recording(path)] == [0, 1, 2, 3]
