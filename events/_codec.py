@@ -68,15 +68,32 @@ _header_encoder = msgspec.msgpack.Encoder()
 _header_decoder = msgspec.msgpack.Decoder()
 
 
+# Headers by (ext code, dtype, shape): observations repeat both, and building a header
+# (dtype_to_descr, an encode) costs several times what the rest of the hook does.
+_headers: dict[tuple[int, np.dtype[Any], tuple[int, ...]], bytes] = {}
+_MAX_HEADERS = 4096
+
+
+def _msgpack_header(code: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:
+    key = (code, dtype, shape)
+    header = _headers.get(key)
+    if header is None:
+        body = _header_encoder.encode((_descr(dtype), shape))
+        header = len(body).to_bytes(4, "little") + body
+        if len(_headers) < _MAX_HEADERS:
+            _headers[key] = header
+    return header
+
+
 def _msgpack_enc_hook(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
-        code, shape, raw = _EXT_ARRAY, obj.shape, np.ascontiguousarray(obj).tobytes()
-    elif isinstance(obj, np.generic):
-        code, shape, raw = _EXT_SCALAR, (), obj.tobytes()
-    else:
-        raise NotImplementedError(_unencodable(obj))
-    header = _header_encoder.encode((_descr(obj.dtype), shape))
-    return msgspec.msgpack.Ext(code, len(header).to_bytes(4, "little") + header + raw)
+        header = _msgpack_header(_EXT_ARRAY, obj.dtype, obj.shape)
+        raw = obj.tobytes()  # C order, whatever the array's layout
+        return msgspec.msgpack.Ext(_EXT_ARRAY, header + raw)
+    if isinstance(obj, np.generic):
+        header = _msgpack_header(_EXT_SCALAR, obj.dtype, ())
+        return msgspec.msgpack.Ext(_EXT_SCALAR, header + obj.tobytes())
+    raise NotImplementedError(_unencodable(obj))
 
 
 def _msgpack_ext_hook(code: int, data: memoryview) -> Any:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import zlib
 from collections.abc import Collection, Iterator
 from importlib.metadata import PackageNotFoundError, version
@@ -40,7 +41,9 @@ __all__ = (
 
 MAGIC = b"HOOKBUS\x00"
 FORMAT_VERSION = 1
-_FRAME_HEAD = 8  # body length (u32 LE) + CRC-32 of the body (u32 LE)
+_HEAD = struct.Struct("<II")  # body length, CRC-32 of the body (both little-endian)
+_FRAME_HEAD = _HEAD.size
+_HEAD_PLACEHOLDER = bytes(_FRAME_HEAD)
 _FLUSH_AT = 1 << 20
 _READ_CHUNK = 1 << 20
 Format = Literal["msgpack", "jsonl"]
@@ -95,6 +98,7 @@ class Recorder(Callback):
             )
         self.path = os.fspath(path)
         self.format = format
+        self._jsonl = format == "jsonl"
         self.hooks = None if hooks is None else [hook_name(h) for h in hooks]
         self.events_written = 0
         self._buffer = bytearray()
@@ -117,25 +121,23 @@ class Recorder(Callback):
     # --- recording (the hot path) -----------------------------------------------------------
 
     def _append_frame(self, obj: Any) -> None:
+        # Reserve the frame head, encode the body right after it, then fill the head in:
+        # no intermediate bytes object for the body.
         buffer = self._buffer
         start = len(buffer)
-        buffer += bytes(_FRAME_HEAD)
+        buffer += _HEAD_PLACEHOLDER
         self._encoder.encode_into(obj, buffer, start + _FRAME_HEAD)
-        with memoryview(buffer) as view:
-            body = view[start + _FRAME_HEAD :]
-            buffer[start : start + _FRAME_HEAD] = len(body).to_bytes(4, "little") + zlib.crc32(
-                body
-            ).to_bytes(4, "little")
-            body.release()
+        view = memoryview(buffer)
+        crc = zlib.crc32(view[start + _FRAME_HEAD :])
+        view.release()  # before the buffer next grows
+        _HEAD.pack_into(buffer, start, len(buffer) - start - _FRAME_HEAD, crc)
 
     def record(self, *, event: BaseEvent, **kwargs: Any) -> None:
         """Append ``event`` to the buffer (every hook's handler)."""
-        if self._file is None:
-            return  # a detached copy (pickled to a worker process): observers record there
-        if self.format == "msgpack":
-            self._append_frame(event)
-        else:
+        if self._jsonl:
             self._buffer += codec.encode_json(event) + b"\n"
+        else:
+            self._append_frame(event)
         self.events_written += 1
         if len(self._buffer) >= _FLUSH_AT:
             self.flush()
@@ -164,7 +166,7 @@ class Recorder(Callback):
         if self._file is not None and self._buffer:
             self._file.write(self._buffer)
             self._file.flush()
-            self._buffer.clear()
+        self._buffer.clear()  # a detached copy (in a worker process) just drops them
 
     def close(self) -> None:
         """Write what is buffered and close the file (idempotent)."""
@@ -184,6 +186,7 @@ class Recorder(Callback):
             _buffer=bytearray(),
             _file=None,
             _encoder=codec.msgpack_encoder(),
+            _jsonl=state["format"] == "jsonl",
         )
 
     def __repr__(self) -> str:

@@ -196,8 +196,8 @@ def test_a_pickled_recorder_is_detached(tmp_path: Path) -> None:
     copy = pickle.loads(pickle.dumps(recorder))
     copy.record(event=EpisodeStep())
     copy.close()
-    assert copy.events_written == 0
     recorder.close()
+    assert list(read_recording(tmp_path / "main.msgpack")) == []  # the copy wrote nothing
 
 
 def test_a_crashed_process_leaves_a_readable_prefix(tmp_path: Path) -> None:
