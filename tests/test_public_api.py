@@ -51,3 +51,13 @@ def test_no_public_name_is_left_out_of_all(name: str) -> None:
         and getattr(obj, "__module__", "").startswith("hookbus.")
     }
     assert public <= set(module.__all__)
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_docs_api_page_names_every_public_object(name: str) -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
+    module = importlib.import_module(name)
+    missing = [attr for attr in module.__all__ if f"`{attr}`" not in page]
+    assert not missing, f"docs/api.md does not name {missing} of {name}"
