@@ -20,6 +20,7 @@ from ._builtin import EnvRunnerMetrics
 from ._config import AlgorithmConfig
 from ._env import TaskSettableEnv
 from ._errors import AlgorithmStateError
+from ._evaluation import EVALUATION_KEY, Evaluation
 from ._group import EnvRunnerGroup
 from ._loop import LoopThread, in_event_loop
 
@@ -32,10 +33,10 @@ _CHECKPOINT_VERSION = 1
 class Algorithm:
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
-    Build it with ``config.build()``. From sync code, ``train()``, ``save_to_path()``,
-    ``restore_from_path()`` and ``stop()`` drive the same coroutines as ``atrain()``, ...
-    on one event loop that lives as long as the Algorithm. Inside an event loop, use
-    ``async with config.build() as algo: await algo.atrain()``.
+    Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
+    ``save_to_path()``, ``restore_from_path()`` and ``stop()`` drive the same coroutines as
+    ``atrain()``, ... on one event loop that lives as long as the Algorithm. Inside an event
+    loop, use ``async with config.build() as algo: await algo.atrain()``.
 
     Subclasses set ``build_learner()`` and may override ``training_step()``.
     """
@@ -59,7 +60,7 @@ class Algorithm:
             bus.add_callbacks(config.callbacks_class, **config.callbacks_per_hook)
             self._owns_bus = False
         if not any(isinstance(cb, EnvRunnerMetrics) for cb in bus.callbacks):
-            bus.add_callbacks(EnvRunnerMetrics(config.metrics_num_episodes_for_smoothing))
+            bus.add_callbacks(EnvRunnerMetrics())
         self.bus = bus
         """The bus this Algorithm publishes to (shared with its inline runners)."""
         self.metrics = MetricsLogger()
@@ -67,6 +68,7 @@ class Algorithm:
         self.training_iteration = 0
         self.learner: Any = None
         self.env_runner_group: EnvRunnerGroup | None = None
+        self._evaluation: Evaluation | None = None  # built only when something evaluates
         self._seq = 0
         self._state = "built"  # -> "ready" -> "stopped"
         self._loop: LoopThread | None = None
@@ -155,12 +157,30 @@ class Algorithm:
             self.learner = self.build_learner(env.single_observation_space, env.single_action_space)
         group.set_module(self.learner.module)
         await group.setup()
+        if config.evaluation_interval or config.evaluation_num_env_runners:
+            await self._start_evaluation()
+
+    async def _start_evaluation(self) -> Evaluation:
+        # Kept before setup: if setup fails halfway, astop() still ends what did start.
+        self._evaluation = evaluation = Evaluation(self)
+        await evaluation.setup()
+        return evaluation
 
     async def atrain(self) -> dict[str, Any]:
-        """Run one training iteration and return its results (a nested dict)."""
+        """Run one training iteration and return its results (a nested dict).
+
+        Every ``evaluation_interval``-th iteration also runs an evaluation round: after the
+        training step, or alongside it with ``evaluation_parallel_to_training``.
+        """
         self._require("ready", "train")
-        with self.metrics.log_time(("timers", "training_iteration")):
-            await self.training_step()
+        evaluation = self._evaluation
+        if evaluation is None or not evaluation.due(self.training_iteration + 1):
+            await self._timed_training_step()
+        elif self.config.evaluation_parallel_to_training:
+            await evaluation.train_and_evaluate(self._timed_training_step)
+        else:
+            await self._timed_training_step()
+            await evaluation.evaluate()
         self.training_iteration += 1
         result = self._result()
         if self.bus.has_subscribers(TrainResult):
@@ -181,11 +201,27 @@ class Algorithm:
         self.metrics.reduce()  # close the iteration: per-iteration sums start again at 0
         return result
 
+    async def _timed_training_step(self) -> None:
+        with self.metrics.log_time(("timers", "training_iteration")):
+            await self.training_step()
+
+    async def aevaluate(self) -> dict[str, Any]:
+        """Run one evaluation round and return its metrics (``result["evaluation"]``).
+
+        Publishes ``on_evaluate_start`` and ``on_evaluate_end``; the evaluation runners are
+        made on the first call if the config did not ask for evaluation during training.
+        """
+        self._require("ready", "evaluate")
+        evaluation = self._evaluation or await self._start_evaluation()
+        return await evaluation.evaluate()
+
     async def astop(self) -> None:
         """Stop the runners (closing envs and workers) and, if this Algorithm made it, the bus."""
         if self._state == "stopped":
             return
         self._state = "stopped"
+        if self._evaluation is not None:
+            await self._evaluation.astop()
         if self.env_runner_group is not None:
             await self.env_runner_group.astop()
         if self._owns_bus:
@@ -266,6 +302,11 @@ class Algorithm:
         result: dict[str, Any] = self._sync("train", "atrain", self.atrain)
         return result
 
+    def evaluate(self) -> dict[str, Any]:
+        """Run one evaluation round (sync twin of ``aevaluate()``)."""
+        metrics: dict[str, Any] = self._sync("evaluate", "aevaluate", self.aevaluate)
+        return metrics
+
     def save_to_path(self, path: str | os.PathLike[str]) -> Path:
         """Write a checkpoint (sync twin of ``asave_to_path()``)."""
         directory: Path = self._sync("save_to_path", "asave_to_path", self.asave_to_path, path)
@@ -306,6 +347,17 @@ class Algorithm:
         return self._group.local_env_runner
 
     @property
+    def eval_env_runner_group(self) -> EnvRunnerGroup | None:
+        """The evaluation runners (None until something evaluates)."""
+        return None if self._evaluation is None else self._evaluation.group
+
+    @property
+    def eval_env_runner(self) -> Any:
+        """The local evaluation EnvRunner (None until something evaluates)."""
+        group = self.eval_env_runner_group
+        return None if group is None else group.local_env_runner
+
+    @property
     def _group(self) -> EnvRunnerGroup:
         if self.env_runner_group is None:
             raise AlgorithmStateError(
@@ -339,6 +391,11 @@ class Algorithm:
 
     def _result(self) -> dict[str, Any]:
         result = results(self.metrics)
+        evaluation = self._evaluation
+        if evaluation is not None and evaluation.last is not None:
+            # The latest round's metrics, as its on_evaluate_end handlers left them; every
+            # later result carries them too (RLlib's always_attach_evaluation_results).
+            result[EVALUATION_KEY] = _copy_tree(evaluation.last)
         result["training_iteration"] = self.training_iteration
         result["callbacks"] = {"errors": self.bus.statistics().errors}
         return result
@@ -373,6 +430,11 @@ def _write_atomically(directory: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _copy_tree(tree: dict[str, Any]) -> dict[str, Any]:
+    """Copy the nested dicts of ``tree`` (its leaves are shared)."""
+    return {k: _copy_tree(v) if isinstance(v, dict) else v for k, v in tree.items()}
 
 
 def _apply_changes(result: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -12,16 +12,17 @@ __all__ = ("EnvRunnerMetrics",)
 class EnvRunnerMetrics(Callback):
     """Log RLlib's ``env_runners/...`` metrics into each runner's logger.
 
-    Episode returns and lengths are windowed over the last ``window`` episodes (RLlib's
-    ``metrics_num_episodes_for_smoothing``), and windows slide across iterations, so
+    Episode returns and lengths are windowed over the last
+    ``config.metrics_num_episodes_for_smoothing`` episodes of the runner's config (so
+    evaluation runners may differ), and windows slide across iterations, so
     ``episode_return_mean`` stays defined in an iteration in which no episode ended.
     """
 
-    def __init__(self, window: int = 100) -> None:
-        self.window = window
-
-    def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
-        ret, length, w = episode.get_return(), len(episode), self.window
+    def on_episode_end(
+        self, *, episode: Any, env_runner: Any, metrics_logger: Any, **kwargs: Any
+    ) -> None:
+        w = env_runner.config.metrics_num_episodes_for_smoothing if env_runner else 100
+        ret, length = episode.get_return(), len(episode)
         log = metrics_logger.log_value
         log("episode_return_mean", ret, reduce="mean", window=w)
         log("episode_return_min", ret, reduce="min", window=w)

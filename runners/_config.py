@@ -16,9 +16,10 @@ from ._exploration import check_exploration_config
 if TYPE_CHECKING:
     from ._algorithm import Algorithm
 
-__all__ = ("BACKENDS", "AlgorithmConfig")
+__all__ = ("BACKENDS", "DURATION_UNITS", "AlgorithmConfig")
 
 BACKENDS = ("inline", "process", "ray")
+DURATION_UNITS = ("episodes", "timesteps")
 
 _COMMON: dict[str, dict[str, Any]] = {
     "environment": {"env": None, "env_config": {}, "env_task_fn": None},
@@ -39,7 +40,31 @@ _COMMON: dict[str, dict[str, Any]] = {
         "learner_class": None,
     },
     "debugging": {"seed": None},
+    # RLlib's names and defaults (docs/evaluation.md says where hookbus differs and why).
+    "evaluation": {
+        "evaluation_interval": None,
+        "evaluation_duration": 10,
+        "evaluation_duration_unit": "episodes",
+        "evaluation_sample_timeout_s": 120.0,
+        "evaluation_auto_duration_min_env_steps_per_sample": 100,
+        "evaluation_auto_duration_max_env_steps_per_sample": 2000,
+        "evaluation_parallel_to_training": False,
+        "evaluation_config": None,
+        "evaluation_num_env_runners": 0,
+        "custom_evaluation_function": None,
+        "enable_async_evaluation": False,
+    },
+    "fault_tolerance": {
+        "restart_failed_env_runners": True,
+        "ignore_env_runner_failures": False,
+        "max_num_env_runner_restarts": 1000,
+        "delay_between_env_runner_restarts_s": 60.0,
+    },
 }
+
+# Settings that evaluation_config cannot override: the evaluation section itself (it steers
+# the Algorithm, not the runners) and the evaluation runners' count, which has its own name.
+_NOT_OVERRIDABLE = {*_COMMON["evaluation"], "num_env_runners"}
 
 
 class AlgorithmConfig:
@@ -72,6 +97,21 @@ class AlgorithmConfig:
     model: dict[str, Any]
     learner_class: type | None
     seed: int | None
+    evaluation_interval: int | None
+    evaluation_duration: int | str
+    evaluation_duration_unit: str
+    evaluation_sample_timeout_s: float
+    evaluation_auto_duration_min_env_steps_per_sample: int
+    evaluation_auto_duration_max_env_steps_per_sample: int
+    evaluation_parallel_to_training: bool
+    evaluation_config: dict[str, Any] | None
+    evaluation_num_env_runners: int
+    custom_evaluation_function: Callable[..., Any] | None
+    enable_async_evaluation: bool
+    restart_failed_env_runners: bool
+    ignore_env_runner_failures: bool
+    max_num_env_runner_restarts: int
+    delay_between_env_runner_restarts_s: float
 
     def __init__(self) -> None:
         self._rollout_fragment_length: int | str = "auto"
@@ -107,6 +147,17 @@ class AlgorithmConfig:
     def debugging(self, **settings: Any) -> AlgorithmConfig:
         """Set ``seed`` (runs with the same seed and settings are reproducible)."""
         return self._update("debugging", settings)
+
+    def evaluation(self, **settings: Any) -> AlgorithmConfig:
+        """Set ``evaluation_interval``, ``evaluation_duration``, ``evaluation_config``, ...
+
+        RLlib's evaluation settings; docs/evaluation.md explains each and its default.
+        """
+        return self._update("evaluation", settings)
+
+    def fault_tolerance(self, **settings: Any) -> AlgorithmConfig:
+        """Set ``restart_failed_env_runners``, ``max_num_env_runner_restarts``, ... (RLlib's)."""
+        return self._update("fault_tolerance", settings)
 
     def callbacks(
         self,
@@ -178,6 +229,36 @@ class AlgorithmConfig:
         new.callbacks_per_hook = {k: list(v) for k, v in self.callbacks_per_hook.items()}
         return new
 
+    def get_evaluation_config_object(self) -> AlgorithmConfig:
+        """Return the config of the evaluation runners: a copy with ``evaluation_config`` applied.
+
+        It has ``in_evaluation=True`` and ``num_env_runners=evaluation_num_env_runners``.
+        An override naming no setting is a ConfigError that lists the allowed names.
+        """
+        overrides = self.evaluation_config or {}
+        if not isinstance(overrides, dict):
+            raise ConfigError(
+                f"evaluation_config must be a dict of setting overrides or None, got {overrides!r}"
+            )
+        allowed = [
+            name
+            for settings in self._sections.values()
+            for name in settings
+            if name not in _NOT_OVERRIDABLE
+        ]
+        unknown = [name for name in overrides if name not in allowed]
+        if unknown:
+            named = ", ".join(f"{name!r}{_override_hint(name, allowed)}" for name in unknown)
+            raise ConfigError(
+                f"evaluation_config cannot override {named}; allowed: {', '.join(allowed)}"
+            )
+        config = self.copy()
+        for name, value in overrides.items():
+            setattr(config, name, copy.deepcopy(value))
+        config.num_env_runners = self.evaluation_num_env_runners
+        config.in_evaluation = True
+        return config
+
     def to_dict(self) -> dict[str, Any]:
         """Return the settings by section (values as set; callables as they are)."""
         return {
@@ -229,6 +310,54 @@ class AlgorithmConfig:
                 f"model['fcnet_hiddens'] must be a non-empty list of positive ints, "
                 f"got {self.model!r}"
             )
+        self._validate_evaluation()
+        self._validate_fault_tolerance()
+
+    def _validate_evaluation(self) -> None:
+        interval = self.evaluation_interval
+        if interval is not None:
+            _int_at_least("evaluation_interval", interval, 0)
+        duration = self.evaluation_duration
+        if duration == "auto":
+            if not self.evaluation_parallel_to_training:
+                raise ConfigError(
+                    "evaluation_duration='auto' needs evaluation_parallel_to_training=True "
+                    "(it evaluates for as long as the parallel training step takes)"
+                )
+        elif isinstance(duration, bool) or not isinstance(duration, int) or duration < 1:
+            raise ConfigError(
+                f"evaluation_duration must be an int >= 1 or 'auto', got {duration!r}"
+            )
+        if self.evaluation_duration_unit not in DURATION_UNITS:
+            raise ConfigError(
+                f"evaluation_duration_unit must be one of "
+                f"{', '.join(map(repr, DURATION_UNITS))}, got {self.evaluation_duration_unit!r}"
+            )
+        _number_above("evaluation_sample_timeout_s", self.evaluation_sample_timeout_s, 0)
+        low = self.evaluation_auto_duration_min_env_steps_per_sample
+        high = self.evaluation_auto_duration_max_env_steps_per_sample
+        _int_at_least("evaluation_auto_duration_min_env_steps_per_sample", low, 1)
+        _int_at_least("evaluation_auto_duration_max_env_steps_per_sample", high, low)
+        _int_at_least("evaluation_num_env_runners", self.evaluation_num_env_runners, 0)
+        for name in ("evaluation_parallel_to_training", "enable_async_evaluation"):
+            _bool(name, getattr(self, name))
+        function = self.custom_evaluation_function
+        if function is not None and not callable(function):
+            raise ConfigError(f"custom_evaluation_function must be callable, got {function!r}")
+        if self.evaluation_config:  # check the overrides' names and values now, not mid-run
+            evaluation = self.get_evaluation_config_object()
+            evaluation.evaluation_config = None
+            evaluation.validate()
+
+    def _validate_fault_tolerance(self) -> None:
+        for name in ("restart_failed_env_runners", "ignore_env_runner_failures"):
+            _bool(name, getattr(self, name))
+        _int_at_least("max_num_env_runner_restarts", self.max_num_env_runner_restarts, 0)
+        delay = self.delay_between_env_runner_restarts_s
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
+            raise ConfigError(
+                f"delay_between_env_runner_restarts_s must be a number >= 0, got {delay!r}"
+            )
 
     def build(self, bus: Any = None) -> Algorithm:
         """Check the settings and build the Algorithm (sharing ``bus`` if given).
@@ -251,3 +380,22 @@ class AlgorithmConfig:
 def _int_at_least(name: str, value: object, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
+
+
+def _override_hint(name: str, allowed: list[str]) -> str:
+    if name == "num_env_runners":
+        return " (set evaluation_num_env_runners instead)"
+    if name in _NOT_OVERRIDABLE:
+        return " (an evaluation setting: set it with config.evaluation())"
+    close = difflib.get_close_matches(name, allowed, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _number_above(name: str, value: object, low: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > low:
+        raise ConfigError(f"{name} must be a number > {low}, got {value!r}")
+
+
+def _bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be True or False, got {value!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -25,7 +25,15 @@ from ._exploration import make_exploration
 if TYPE_CHECKING:
     from ._config import AlgorithmConfig
 
-__all__ = ("EnvRunner",)
+__all__ = ("EnvRunner", "SampleSummary")
+
+
+class SampleSummary(NamedTuple):
+    """What ``sample_and_get_metrics()`` returns: counts, and the metrics snapshot."""
+
+    num_env_steps: int
+    num_episodes: int
+    metrics: dict[str, Any]
 
 
 class EnvRunner:
@@ -63,6 +71,8 @@ class EnvRunner:
         """The gymnasium vector env; ``env.envs[i].unwrapped`` is sub-env ``i``."""
         self.num_envs = self.env.num_envs
         seed = config.seed
+        if seed is not None and config.in_evaluation:
+            seed += 500  # evaluation runner i must not replay training runner i's episodes
         self._reset_seed = None if seed is None else seed + 1000 * worker_index
         self._rng = np.random.default_rng(None if seed is None else [seed, worker_index])
         if seed is not None:
@@ -73,7 +83,7 @@ class EnvRunner:
         self._announced = False  # on_environment_created published?
         # Per sub-env: the live episode, whether the env resets on the next step (gymnasium's
         # NEXT_STEP autoreset), and how many of the episode's steps were handed out already.
-        self._episodes: list[Episode] = []
+        self._episodes: list[Episode | None] = []  # None: an idle sub-env (exact sampling)
         self._resetting: list[bool] = []
         self._handed: dict[str, int] = {}
         self._obs: Any = None
@@ -93,12 +103,22 @@ class EnvRunner:
         num_timesteps: int | None = None,
         num_episodes: int | None = None,
         random_actions: bool = False,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
     ) -> list[Episode]:
         """Step the envs until ``num_timesteps`` env steps or ``num_episodes`` episodes are done.
 
         With neither, samples the config's ``rollout_fragment_length`` per sub-env. Returns
         the episode chunks sampled in this call: finished episodes and the ongoing ones cut
         at the end (each a copy holding only the steps not returned before).
+
+        ``force_reset=True`` first resets every sub-env; the ongoing episodes are dropped
+        (no ``on_episode_end`` for them), as RLlib's ``force_reset`` does. ``exact=True``
+        meets the budget exactly, where a vector env otherwise overshoots: no new episode
+        starts once ``num_episodes`` are under way (the sub-envs left over step unrecorded),
+        and the transitions beyond ``num_timesteps`` in the last vector step are dropped,
+        their episodes with them. Sub-envs left like that are reset by the next call.
         """
         if num_timesteps is not None and num_episodes is not None:
             raise ConfigError("sample() takes num_timesteps or num_episodes, not both")
@@ -109,11 +129,24 @@ class EnvRunner:
             num_timesteps = self.config.rollout_fragment_length * self.num_envs
         if not self._announced:
             await self._announce()
-        if self._obs is None:
-            await self._reset_all()
+        if force_reset:
+            self._drop_ongoing()
         done: list[Episode] = []
-        steps = await self._run(num_timesteps, num_episodes, random_actions, done)
-        samples = self._cut(done)
+        dropped: list[Episode] = []  # cut short by an exact budget: handed out, never resumed
+        if exact:
+            if self._obs is None:
+                # Only as many episodes as the budget: the other sub-envs step unrecorded.
+                await self._reset_all(num_episodes)
+            steps = await self._run_exact(
+                num_timesteps, num_episodes, random_actions, done, dropped
+            )
+        else:
+            if self._obs is None:
+                await self._reset_all()
+            steps = await self._run(num_timesteps, num_episodes, random_actions, done)
+        samples = self._cut(done, dropped)
+        if exact and None in self._episodes:
+            self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh
         sample_end = self._on_sample_end
         if sample_end.call is not None:
             event = SampleEnd(
@@ -124,6 +157,35 @@ class EnvRunner:
             )
             await _call(sample_end, event, self, self.metrics, samples)
         return samples
+
+    async def sample_and_get_metrics(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
+    ) -> SampleSummary:
+        """Sample as ``sample()`` does, then reduce the metrics; return counts and metrics.
+
+        What an evaluation round asks each runner for (RLlib's ``_env_runner_remote``): the
+        episodes stay here, only their counts travel.
+        """
+        chunks = await self.sample(
+            num_timesteps, num_episodes, force_reset=force_reset, exact=exact
+        )
+        return SampleSummary(
+            num_env_steps=sum(map(len, chunks)),
+            num_episodes=sum(chunk.is_done for chunk in chunks),
+            metrics=self.get_metrics(),
+        )
+
+    def _drop_ongoing(self) -> None:
+        """Forget the ongoing episodes; the next ``sample()`` resets every sub-env."""
+        self._obs = None
+        self._episodes = []
+        self._resetting = []
+        self._handed.clear()
 
     async def _run(
         self,
@@ -136,7 +198,8 @@ class EnvRunner:
         # The hot loop: one vector step, then a pass over the sub-envs in plain Python. Arrays
         # become lists once per vector step (tolist() is one C call; indexing numpy per
         # element is not). Events are built only for hooks with subscribers.
-        env, episodes, resetting = self.env, self._episodes, self._resetting
+        env, resetting = self.env, self._resetting
+        episodes = cast("list[Episode]", self._episodes)  # no idle sub-env outside exact mode
         on_step = self._on_step
         max_steps = num_timesteps if num_timesteps is not None else float("inf")
         max_episodes = num_episodes if num_episodes is not None else float("inf")
@@ -188,6 +251,87 @@ class EnvRunner:
             self._timestep = timestep_before + steps
         return steps
 
+    async def _run_exact(
+        self,
+        num_timesteps: int | None,
+        num_episodes: int | None,
+        random_actions: bool,
+        done: list[Episode],
+        dropped: list[Episode],
+    ) -> int:
+        """Step until the budget is met exactly; return the number of env steps recorded.
+
+        ``self._episodes[i] is None`` marks sub-env ``i`` idle: it steps with the others
+        (a vector env cannot hold one back) but nothing of it is recorded or published.
+        """
+        # Evaluation's loop, kept apart from _run so that training's hot loop stays as is.
+        env, episodes, resetting = self.env, self._episodes, self._resetting
+        max_steps = num_timesteps if num_timesteps is not None else float("inf")
+        max_episodes = num_episodes if num_episodes is not None else float("inf")
+        started = sum(episode is not None for episode in episodes)
+        steps = 0
+        timestep_before = self._timestep
+        while steps < max_steps and len(done) < max_episodes:
+            actions = self._actions(random_actions)
+            obs, rewards, terminateds, truncateds, infos = env.step(actions)
+            action_list = actions.tolist() if actions.ndim == 1 else list(actions)
+            reward_list = rewards.tolist()
+            term_list = terminateds.tolist()
+            trunc_list = truncateds.tolist()
+            rows = list(obs)
+            for i in range(self.num_envs):
+                episode = episodes[i]
+                if episode is None:
+                    continue
+                info = _sub_info(infos, i) if infos else {}
+                if resetting[i]:
+                    resetting[i] = False
+                    episode.add_reset(rows[i], info)
+                    await self._episode_started(episode)
+                    continue
+                terminated, truncated = term_list[i], trunc_list[i]
+                if steps >= max_steps or (
+                    (terminated or truncated) and len(done) >= max_episodes
+                ):  # the budget was met earlier in this vector step: drop the episode
+                    dropped.append(episode)
+                    episodes[i] = None
+                    continue
+                action, reward = action_list[i], reward_list[i]
+                episode.add_step(rows[i], action, reward, terminated, truncated, info)
+                steps += 1
+                if terminated or truncated:
+                    await self._episode_ended(episode, action, reward, info)
+                    done.append(episode)
+                    if started < max_episodes:
+                        episodes[i] = await self._new_episode(i)
+                        resetting[i] = True
+                        started += 1
+                    else:
+                        episodes[i] = None
+                else:
+                    await self._episode_step(episode, action, reward, rows[i], info)
+            self._obs = obs
+            self._timestep = timestep_before + steps
+        return steps
+
+    async def _episode_step(
+        self, episode: Episode, action: Any, reward: float, observation: Any, info: Any
+    ) -> None:
+        d = self._on_step
+        if d.call is not None:
+            i = episode.env_index
+            event = EpisodeStep(
+                source=self.source,
+                seq=self._next_seq(),
+                episode_id=episode.id_,
+                env_index=i,
+                action=action,
+                reward=reward,
+                observation=observation,
+                info=info,
+            )
+            await _call(d, event, episode, self, self.metrics, self.env, self.module, i)
+
     def _actions(self, random_actions: bool) -> Any:
         if random_actions or self.module is None:
             return np.asarray(self.env.action_space.sample())
@@ -195,29 +339,44 @@ class EnvRunner:
             self.module, self._obs, self._rng, self._timestep, self.config.explore
         )
 
-    def _cut(self, done: list[Episode]) -> list[Episode]:
+    def _cut(self, done: list[Episode], dropped: list[Episode]) -> list[Episode]:
         """Return the chunks to hand out: finished episodes, then the ongoing ones."""
         samples = []
         for episode in done:
             start = self._handed.pop(episode.id_, 0)
             samples.append(episode if start == 0 else episode.chunk(start))
-        for episode, resetting in zip(self._episodes, self._resetting, strict=True):
-            start = self._handed.get(episode.id_, 0)
-            if resetting or len(episode) == start:
+        for episode in dropped:
+            start = self._handed.pop(episode.id_, 0)
+            if len(episode) > start:
+                samples.append(episode.chunk(start))
+        for ongoing, resetting in zip(self._episodes, self._resetting, strict=True):
+            if ongoing is None:  # an idle sub-env (exact sampling) records nothing
                 continue
-            samples.append(episode.chunk(start))
-            self._handed[episode.id_] = len(episode)
+            start = self._handed.get(ongoing.id_, 0)
+            if resetting or len(ongoing) == start:
+                continue
+            samples.append(ongoing.chunk(start))
+            self._handed[ongoing.id_] = len(ongoing)
         return samples
 
     # --- episode lifecycle ------------------------------------------------------------------
 
-    async def _reset_all(self) -> None:
-        """Start one episode per sub-env: created (before the reset), reset, started."""
-        self._episodes = [await self._new_episode(i) for i in range(self.num_envs)]
+    async def _reset_all(self, limit: int | None = None) -> None:
+        """Start one episode per sub-env: created (before the reset), reset, started.
+
+        With ``limit``, only the first ``limit`` sub-envs get an episode; the others idle.
+        """
+        count = self.num_envs if limit is None else min(limit, self.num_envs)
+        episodes: list[Episode | None] = [await self._new_episode(i) for i in range(count)]
+        self._episodes = episodes + [None] * (self.num_envs - count)
         self._resetting = [False] * self.num_envs
-        obs, infos = self.env.reset(seed=self._reset_seed)
+        # Seed the first reset only: later (forced) resets go on from the envs' own RNGs, so
+        # evaluation rounds do not replay the same initial states.
+        seed, self._reset_seed = self._reset_seed, None
+        obs, infos = self.env.reset(seed=seed)
         self._obs = obs
-        for i, episode in enumerate(self._episodes):
+        for i, episode in enumerate(episodes):
+            assert episode is not None
             episode.add_reset(obs[i], _sub_info(infos, i) if infos else {})
             await self._episode_started(episode)
 

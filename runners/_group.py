@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,6 +24,8 @@ __all__ = ("EnvRunnerGroup", "gather")
 
 T = TypeVar("T")
 
+logger = logging.getLogger("hookbus")
+
 
 class EnvRunnerGroup:
     """Hold ``local_env_runner`` (index 0) and ``num_env_runners`` remote runners (1..N).
@@ -29,6 +33,10 @@ class EnvRunnerGroup:
     As in RLlib, the remote runners sample when there are any; otherwise the local one does.
     With the ``"inline"`` backend remote runners are tasks in this event loop; with
     ``"process"`` they are worker processes (``ProcessEnvRunner``).
+
+    A remote runner whose worker died or hung is *failed* (``mark_failed``): the group's
+    methods leave it out until ``restore_env_runners()`` restarts it, as the config's
+    fault-tolerance settings allow.
     """
 
     def __init__(
@@ -48,16 +56,81 @@ class EnvRunnerGroup:
         self.remote_env_runners: list[Any] = [
             make(index) for index in range(1, config.num_env_runners + 1)
         ]
+        self._failed: dict[int, float] = {}  # worker index -> when it failed (monotonic)
+        self._restarts: dict[int, int] = {}  # worker index -> restarts tried
 
     @property
     def sampling_runners(self) -> Sequence[Any]:
-        """The runners that sample for training: the remote ones, or the local one alone."""
-        return self.remote_env_runners or [self.local_env_runner]
+        """The runners that sample: the healthy remote ones, or the local one alone."""
+        return self.healthy_remote_runners or [self.local_env_runner]
+
+    @property
+    def healthy_remote_runners(self) -> list[Any]:
+        """The remote runners that have not failed (all of them, unless some did)."""
+        if not self._failed:
+            return self.remote_env_runners
+        return [r for r in self.remote_env_runners if r.worker_index not in self._failed]
 
     @property
     def num_env_runners(self) -> int:
         """How many remote runners there are."""
         return len(self.remote_env_runners)
+
+    # --- health (RLlib's names) -------------------------------------------------------------
+
+    def healthy_env_runner_ids(self) -> list[int]:
+        """Return the worker indices of the healthy remote runners."""
+        return [r.worker_index for r in self.healthy_remote_runners]
+
+    def num_healthy_remote_workers(self) -> int:
+        """Return how many remote runners are healthy."""
+        return len(self.remote_env_runners) - len(self._failed)
+
+    def num_remote_worker_restarts(self) -> int:
+        """Return how many restarts of failed remote runners were tried in all."""
+        return sum(self._restarts.values())
+
+    def mark_failed(self, worker_index: int) -> None:
+        """Take remote runner ``worker_index`` out of service (its worker is gone)."""
+        self._failed.setdefault(worker_index, time.monotonic())
+
+    async def restore_env_runners(self, weights: dict[str, Any]) -> list[int]:
+        """Restart the failed runners the fault-tolerance settings allow; return their indices.
+
+        A runner is restarted once ``delay_between_env_runner_restarts_s`` have passed since
+        it failed, at most ``max_num_env_runner_restarts`` times, and only with
+        ``restart_failed_env_runners``; it comes back with ``weights``. A restart that fails
+        counts as one and leaves the runner failed.
+        """
+        config = self.config
+        if not self._failed or not config.restart_failed_env_runners:
+            return []
+        now = time.monotonic()
+        due = [
+            index
+            for index, failed_at in self._failed.items()
+            if now - failed_at >= config.delay_between_env_runner_restarts_s
+            and self._restarts.get(index, 0) < config.max_num_env_runner_restarts
+        ]
+        if not due:
+            return []
+        restarted = await gather([functools.partial(self._restart, i, weights) for i in due])
+        return [index for index, ok in zip(due, restarted, strict=True) if ok]
+
+    async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
+        runner = self.remote_env_runners[worker_index - 1]
+        self._restarts[worker_index] = self._restarts.get(worker_index, 0) + 1
+        try:
+            await runner.kill()  # make sure the old worker is gone
+            await runner.setup()
+            await runner.set_weights(weights)
+        except Exception as exc:  # a restart that fails is one more failure, not fatal
+            await runner.kill()
+            self._failed[worker_index] = time.monotonic()
+            logger.warning("hookbus: restarting %s failed: %r", runner.where, exc)
+            return False
+        del self._failed[worker_index]
+        return True
 
     def set_module(self, module: Any) -> None:
         """Give every runner without a module the learner's ``module``.
@@ -85,30 +158,31 @@ class EnvRunnerGroup:
         return await gather([_async(r.get_metrics) for r in self.sampling_runners])
 
     async def sync_weights(self, weights: dict[str, Any]) -> None:
-        """Send the learner's weights to every runner that holds its own module copy."""
+        """Send the learner's weights to every healthy remote runner."""
         await gather(
-            [_async(functools.partial(r.set_weights, weights)) for r in self.remote_env_runners]
+            [_async(functools.partial(r.set_weights, weights)) for r in self.healthy_remote_runners]
         )
 
     async def foreach_env_runner(
         self, fn: Callable[[Any], Any], *, local_env_runner: bool = True
     ) -> list[Any]:
-        """Call ``fn(runner)`` on every runner (the local one first) and return the results."""
+        """Call ``fn(runner)`` on every healthy runner (the local one first); return the results."""
         results = [fn(self.local_env_runner)] if local_env_runner else []
-        for runner in self.remote_env_runners:
+        for runner in self.healthy_remote_runners:
             remote = isinstance(runner, ProcessEnvRunner)
             results.append(await runner.apply(fn) if remote else fn(runner))
         return results
 
     async def foreach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
-        """Call ``fn(sub_env)`` on every sub-env of every runner; results per runner."""
+        """Call ``fn(sub_env)`` on every sub-env of every healthy runner; results per runner."""
         local = [self.local_env_runner.foreach_env(fn)]
-        return local + [await _maybe_await(r.foreach_env(fn)) for r in self.remote_env_runners]
+        remote = self.healthy_remote_runners
+        return local + [await _maybe_await(r.foreach_env(fn)) for r in remote]
 
     async def foreach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[list[Any]]:
-        """Call ``fn(sub_env, env_context)`` on every sub-env of every runner."""
+        """Call ``fn(sub_env, env_context)`` on every sub-env of every healthy runner."""
         local = [self.local_env_runner.foreach_env_with_context(fn)]
-        remote = self.remote_env_runners
+        remote = self.healthy_remote_runners
         return local + [await _maybe_await(r.foreach_env_with_context(fn)) for r in remote]
 
     async def astop(self) -> None:

@@ -15,6 +15,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from hookbus.events import Event, codec
 from hookbus.kernel import Bus, ConfigError, Episode
 
+from ._env_runner import SampleSummary
 from ._wire import RemoteError, episode_from_wire, error_from_wire, frame
 
 if TYPE_CHECKING:
@@ -41,11 +42,23 @@ class ProcessEnvRunner:
         self._process: Process | None = None
         self._replies: BufferedByteReceiveStream | None = None
         self._lock: anyio.Lock | None = None
+        self._pid: int | None = None  # the last worker's, for messages after it ended
+
+    @property
+    def alive(self) -> bool:
+        """Whether the worker process is running (not yet started, stopped or lost: False)."""
+        return self._process is not None
 
     @property
     def where(self) -> str:
-        pid = self._process.pid if self._process is not None else "not started"
-        return f"env runner {self.worker_index} (worker process {pid})"
+        """Name this runner and its worker process, for messages."""
+        if self._process is not None:
+            process = f"worker process {self._process.pid}"
+        elif self._pid is not None:
+            process = f"worker process {self._pid}, ended"
+        else:
+            process = "worker process not started"
+        return f"env runner {self.worker_index} ({process})"
 
     # --- the EnvRunner's API ----------------------------------------------------------------
 
@@ -58,6 +71,7 @@ class ProcessEnvRunner:
             stdout=subprocess.PIPE,
             stderr=None,
         )
+        self._pid = self._process.pid
         assert self._process.stdout is not None
         self._replies = BufferedByteReceiveStream(self._process.stdout)
         self._lock = anyio.Lock()
@@ -70,6 +84,9 @@ class ProcessEnvRunner:
         num_timesteps: int | None = None,
         num_episodes: int | None = None,
         random_actions: bool = False,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
     ) -> list[Episode]:
         """Sample in the worker; forward its events to observers; return the episode chunks."""
         reply = await self._request(
@@ -78,10 +95,33 @@ class ProcessEnvRunner:
                 "num_timesteps": num_timesteps,
                 "num_episodes": num_episodes,
                 "random_actions": random_actions,
+                "force_reset": force_reset,
+                "exact": exact,
             }
         )
         await self._forward(reply["events"])
         return [episode_from_wire(e) for e in reply["episodes"]]
+
+    async def sample_and_get_metrics(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
+    ) -> SampleSummary:
+        """Sample in the worker and return counts and metrics; the episodes stay there."""
+        reply = await self._request(
+            {
+                "op": "sample_and_get_metrics",
+                "num_timesteps": num_timesteps,
+                "num_episodes": num_episodes,
+                "force_reset": force_reset,
+                "exact": exact,
+            }
+        )
+        await self._forward(reply["events"])
+        return SampleSummary(reply["num_env_steps"], reply["num_episodes"], reply["metrics"])
 
     async def get_metrics(self) -> dict[str, Any]:
         """Return the worker runner's metrics snapshot."""
@@ -106,6 +146,12 @@ class ProcessEnvRunner:
         results: list[Any] = await self._call("env_with_context", fn)
         return results
 
+    async def kill(self) -> None:
+        """End the worker process at once (a hung env cannot be asked to stop)."""
+        process, self._process = self._process, None
+        if process is not None:
+            await _end(process)
+
     async def stop(self) -> None:
         """Ask the worker to close its env and exit; kill it if it does not."""
         process, self._process = self._process, None
@@ -118,11 +164,7 @@ class ProcessEnvRunner:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass  # already gone
         finally:
-            if process.returncode is None:
-                process.kill()
-                with anyio.CancelScope(shield=True):
-                    await process.wait()
-            await process.aclose()
+            await _end(process)
 
     # --- the pipe ---------------------------------------------------------------------------
 
@@ -135,21 +177,34 @@ class ProcessEnvRunner:
 
     async def _forward(self, data: bytes) -> None:
         for event in codec.decode_msgpack(data, list[Event]):
-            await self.bus.forward(event, env_index=getattr(event, "env_index", None))
+            # env_index is the one live argument an event carries; hooks without it get none.
+            if hasattr(event, "env_index"):
+                await self.bus.forward(event, env_index=event.env_index)
+            else:
+                await self.bus.forward(event)
 
     async def _request(self, message: dict[str, Any]) -> Any:
         process, replies, lock = self._process, self._replies, self._lock
         if process is None or replies is None or lock is None:
-            raise RemoteError(f"{self.where} is not running")
+            raise RemoteError.lost(f"{self.where} is not running")
         message.setdefault("forward", sorted(self.bus.observed_hooks()))
         async with lock:
+            answered = False
             try:
                 await self._send(process, message)
                 head = await replies.receive_exactly(4)
                 body = await replies.receive_exactly(int.from_bytes(head, "little"))
+                answered = True
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError) as exc:
                 code = await _exit_code(process)
-                raise RemoteError(f"{self.where} died (exit code {code})") from exc
+                raise RemoteError.lost(f"{self.where} died (exit code {code})") from exc
+            finally:
+                if not answered:
+                    # Cancelled (a timeout) or broken between request and reply: the pipe is
+                    # out of step for good, so this worker can serve no further request.
+                    if self._process is process:
+                        self._process = None
+                    await _end(process)
         reply = codec.decode_msgpack(body)
         if "error" in reply:
             raise error_from_wire(reply["error"], self.where)
@@ -159,6 +214,18 @@ class ProcessEnvRunner:
     async def _send(process: Process, message: dict[str, Any]) -> None:
         assert process.stdin is not None
         await process.stdin.send(frame(message))
+
+
+async def _end(process: Process) -> None:
+    """Kill ``process`` unless it exited, and release its pipes (shielded from cancellation)."""
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            try:
+                process.kill()
+            except ProcessLookupError:
+                pass  # exited just now
+            await process.wait()
+        await process.aclose()
 
 
 async def _exit_code(process: Process) -> int | None:

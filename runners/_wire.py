@@ -25,7 +25,20 @@ _LENGTH = 4  # every frame: a 4-byte little-endian length, then that many msgpac
 
 
 class RemoteError(HookbusError, RuntimeError):
-    """Raise in the Algorithm for a worker's error that could not be sent as itself."""
+    """Raise in the Algorithm for a worker's error that could not be sent as itself.
+
+    Also raised for a worker process that died or stopped answering; then ``worker_lost``
+    is True (what fault tolerance restarts), where a worker's own exception leaves it False.
+    """
+
+    worker_lost: bool = False
+
+    @classmethod
+    def lost(cls, message: str) -> RemoteError:
+        """Return the error for a worker process that is gone (``worker_lost=True``)."""
+        error = cls(message)
+        error.worker_lost = True
+        return error
 
 
 def frame(message: Any) -> bytes:

@@ -46,7 +46,7 @@ class Worker:
         bus = Bus(
             classes, on_error=config.on_error, plugins=config.plugins, **config.callbacks_per_hook
         )
-        bus.add_callbacks(EnvRunnerMetrics(config.metrics_num_episodes_for_smoothing))
+        bus.add_callbacks(EnvRunnerMetrics())
         self.runner = EnvRunner(
             config, bus=bus, module=module, worker_index=message["worker_index"]
         )
@@ -84,12 +84,25 @@ class Worker:
                 message["num_timesteps"],
                 message["num_episodes"],
                 message["random_actions"],
+                force_reset=message.get("force_reset", False),
+                exact=message.get("exact", False),
             )
             episodes = anyio.run(call)
             return {
                 "episodes": [episode_to_wire(e) for e in episodes],
                 "events": self.take_events(),
             }
+        if op == "sample_and_get_metrics":
+            summary = anyio.run(
+                functools.partial(
+                    runner.sample_and_get_metrics,
+                    message["num_timesteps"],
+                    message["num_episodes"],
+                    force_reset=message["force_reset"],
+                    exact=message["exact"],
+                )
+            )
+            return {**summary._asdict(), "events": self.take_events()}
         if op == "get_metrics":
             return runner.get_metrics()
         if op == "set_weights":

@@ -85,3 +85,76 @@ def next_level(train_results: dict[str, Any], env: Any, env_ctx: Any) -> int:
     assert train_results["training_iteration"] >= 1
     assert env_ctx.vector_index in (0, 1)
     return int(env.get_task()) + 1
+
+
+# --- evaluation (tests/runners/test_evaluation.py) ------------------------------------------
+
+
+def weights_checksum(state: dict[str, Any]) -> float:
+    """Sum the absolute values of every weight: equal weights give equal sums, exactly."""
+    return float(sum(np.abs(v).astype(np.float64).sum() for v in state.values()))
+
+
+class EvalWeights(Callback):
+    """Logs, on evaluation runners only, a checksum of the weights they act with."""
+
+    def on_episode_end(self, *, env_runner: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        if env_runner.config.in_evaluation:
+            checksum = weights_checksum(env_runner.module.get_state())
+            metrics_logger.log_value("weights_checksum", checksum, reduce="item")
+
+
+class Flaky(gym.Env[Any, Any]):
+    """CartPole that misbehaves on the evaluation runners named in its env_config.
+
+    ``hang_on``: those runners' step() sleeps (practically) forever. ``crash_once_on`` with
+    ``marker_dir``: those runners' first worker process exits abruptly on its first step;
+    a restarted one (the marker file exists) behaves.
+    """
+
+    def __init__(self, config: Any) -> None:
+        self.env = gym.make("CartPole-v1")
+        self.observation_space = self.env.observation_space
+        self.action_space = self.env.action_space
+        index = config.worker_index if config.in_evaluation else None
+        self.hang = index in config.get("hang_on", ())
+        self.crash_marker = None
+        if index in config.get("crash_once_on", ()):
+            self.crash_marker = os.path.join(config["marker_dir"], f"crashed-{index}")
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        if self.hang:
+            import time  # only this helper sleeps
+
+            time.sleep(3600)
+        if self.crash_marker is not None and not os.path.exists(self.crash_marker):
+            with open(self.crash_marker, "w"):
+                pass
+            os._exit(3)
+        return self.env.step(action)
+
+
+class EndsBySource(Callback):
+    """An observer: counts the episode ends of every runner, by event source."""
+
+    observer = True
+
+    def __init__(self) -> None:
+        self.ends: dict[str, int] = {}
+
+    def on_episode_end(self, *, event: Any, **kwargs: Any) -> None:
+        self.ends[event.source] = self.ends.get(event.source, 0) + 1
+
+
+async def custom_evaluation(algorithm: Any, eval_runner_group: Any) -> dict[str, Any]:
+    """A custom_evaluation_function: sample 100 env steps, report them and a key of its own.
+
+    Module-level, so that a config holding it pickles to worker processes.
+    """
+    await eval_runner_group.sample(100)
+    snapshots = await eval_runner_group.get_metrics()
+    algorithm.metrics.aggregate(snapshots, key=("evaluation", "env_runners"))
+    return {"foo": 1}

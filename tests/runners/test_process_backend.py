@@ -68,7 +68,9 @@ def test_worker_errors_reach_train_with_the_worker_named(process_ppo: PPOConfig)
             algo.train()
     notes = info.value.__notes__
     assert "hook 'on_episode_end'" in notes[0]
-    assert re.match(r"hookbus: raised in env runner [12] \(worker process \d+\)", notes[-1])
+    # Both workers may fail; then a note names the other failure too.
+    worker_note = re.compile(r"hookbus: raised in env runner [12] \(worker process \d+\)")
+    assert any(worker_note.match(note) for note in notes)
 
 
 @pytest.mark.anyio

@@ -1,0 +1,447 @@
+"""Evaluation during training: RLlib's evaluation rounds, on runners of their own.
+
+An Algorithm whose config evaluates gets an ``Evaluation``: a second EnvRunnerGroup built
+from ``config.get_evaluation_config_object()`` (``in_evaluation=True``, the
+``evaluation_config`` overrides applied), with its own copy of the module. Each round syncs
+the learner's weights into it, publishes ``on_evaluate_start``, samples the budget (or runs
+``custom_evaluation_function``), merges the runners' metrics under
+``evaluation/env_runners``, and publishes ``on_evaluate_end`` with the dict that becomes
+``result["evaluation"]``. docs/evaluation.md describes the settings and guarantees.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hookbus.events import EnvRunnersRecreated, EvaluateEnd, EvaluateStart
+from hookbus.metrics import MetricsLogger, results
+
+from ._env_runner import SampleSummary
+from ._group import EnvRunnerGroup, gather
+from ._wire import RemoteError
+
+if TYPE_CHECKING:
+    from ._algorithm import Algorithm
+    from ._config import AlgorithmConfig
+
+__all__ = ("EVALUATION_KEY", "Evaluation")
+
+EVALUATION_KEY = "evaluation"
+_RUNNER_STATS = (EVALUATION_KEY, "env_runners")
+
+logger = logging.getLogger("hookbus")
+
+# What a runner's request for evaluation samples ends with: its summary, or why not.
+_Outcome = SampleSummary | BaseException
+
+
+class Evaluation:
+    """Run an Algorithm's evaluation rounds on an evaluation EnvRunnerGroup.
+
+    ``setup()`` builds the group; ``evaluate()`` runs one round (``algo.evaluate()`` and the
+    rounds ``train()`` starts); ``train_and_evaluate()`` runs a round in parallel with a
+    training step, on the weights from before that step (RLlib's one-iteration lag).
+    """
+
+    def __init__(self, algorithm: Algorithm) -> None:
+        self.algorithm = algorithm
+        self.config = algorithm.config.get_evaluation_config_object()
+        """The evaluation runners' config (``in_evaluation=True``, overrides applied)."""
+        self.group: EnvRunnerGroup | None = None
+        self.last: dict[str, Any] | None = None
+        """The latest round's metrics: ``result["evaluation"]`` of later iterations too."""
+        self._module: Any = None  # the in-process evaluation runners' module copy
+        self._throughput: float | None = None  # env steps per second of one runner ("auto")
+        self._custom = algorithm.config.custom_evaluation_function
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def setup(self) -> None:
+        """Build the evaluation runners (worker processes start here), with a module copy."""
+        algorithm = self.algorithm
+        # Their own copy: a round running parallel to training must not see the weights
+        # change under it while the learner updates (in a worker thread).
+        self._module = copy.deepcopy(algorithm.learner.module)
+        self.group = EnvRunnerGroup(self.config, bus=algorithm.bus)
+        self.group.set_module(self._module)
+        await self.group.setup()
+
+    async def astop(self) -> None:
+        """Stop the evaluation runners."""
+        if self.group is not None:
+            await self.group.astop()
+
+    def due(self, iteration: int) -> bool:
+        """Tell whether training iteration ``iteration`` (1-based) ends with a round."""
+        interval = self.algorithm.config.evaluation_interval
+        return interval is not None and interval > 0 and iteration % interval == 0
+
+    # --- rounds -----------------------------------------------------------------------------
+
+    async def train_and_evaluate(self, training_step: Callable[[], Awaitable[None]]) -> None:
+        """Run ``training_step()`` and a round at the same time: train(i->i+1) + eval(i)."""
+        weights = self.algorithm.learner.module.get_state()  # before the step changes them
+        trained = anyio.Event()
+
+        async def train() -> None:
+            try:
+                await training_step()
+            finally:
+                trained.set()
+
+        async def evaluate() -> None:
+            await self.evaluate(weights=weights, training=trained)
+
+        await gather([train, evaluate])
+
+    async def evaluate(
+        self, *, weights: dict[str, Any] | None = None, training: anyio.Event | None = None
+    ) -> dict[str, Any]:
+        """Run one round on ``weights`` (the learner's now, by default); return its metrics.
+
+        ``training`` is set when a parallel training step ends ("auto" duration stops then).
+        """
+        algorithm, group = self.algorithm, self.group
+        assert group is not None, "setup() comes first"
+        if weights is None:
+            weights = algorithm.learner.module.get_state()
+        restored = await group.restore_env_runners(weights)
+        if restored:
+            await self._publish_recreated(restored)
+        self._module.set_state(weights)
+        await group.sync_weights(weights)
+        await self._publish_start()
+        metrics_logger = algorithm.metrics
+        # Each round reports its own episodes; lifetime counters go on counting.
+        _forget_round_stats(metrics_logger)
+        with metrics_logger.log_time(("timers", "evaluation_iteration")):
+            if self._custom is not None:
+                extra = await self._run_custom(group)
+            else:
+                extra = {}
+                summaries = await self._sample(group, training)
+                metrics_logger.aggregate([s.metrics for s in summaries], key=_RUNNER_STATS)
+        metrics = results(metrics_logger, EVALUATION_KEY)
+        metrics["num_healthy_workers"] = group.num_healthy_remote_workers()
+        metrics["num_remote_worker_restarts"] = group.num_remote_worker_restarts()
+        metrics.update(extra)
+        await self._publish_end(metrics)
+        self.last = metrics
+        return metrics
+
+    async def _run_custom(self, group: EnvRunnerGroup) -> dict[str, Any]:
+        function = self._custom
+        assert function is not None
+        returned = function(self.algorithm, group)
+        if inspect.isawaitable(returned):  # an async def (to await the group's methods)
+            returned = await returned
+        if not isinstance(returned, dict):
+            raise TypeError(
+                f"custom_evaluation_function {function!r} must return a dict of metrics, "
+                f"got {returned!r}"
+            )
+        return returned
+
+    # --- sampling the budget ----------------------------------------------------------------
+
+    async def _sample(
+        self, group: EnvRunnerGroup, training: anyio.Event | None
+    ) -> list[SampleSummary]:
+        """Sample the round's budget on the healthy runners (the local one if none remote)."""
+        if not group.remote_env_runners:
+            runners = [group.local_env_runner]
+        else:
+            runners = group.healthy_remote_runners
+            if not runners:
+                logger.warning(
+                    "hookbus: no healthy evaluation env runner: this evaluation round sampled "
+                    "nothing (see config.fault_tolerance())"
+                )
+                return []
+        config = self.config
+        try:
+            if config.evaluation_duration == "auto":
+                return await self._sample_auto(runners, training)
+            return await self._sample_fixed(runners)
+        finally:
+            for runner in runners:  # workers a timeout or a cancellation ended
+                if not getattr(runner, "alive", True):
+                    group.mark_failed(runner.worker_index)
+
+    async def _sample_fixed(self, runners: list[Any]) -> list[SampleSummary]:
+        """Sample exactly ``evaluation_duration`` episodes or env steps over ``runners``.
+
+        Synchronous (default): the budget is split evenly (the first ``budget % k`` runners
+        do one more, as RLlib); a share whose runner failed is split again over the healthy
+        runners once the others are done. Asynchronous: runners pull small units (one
+        episode per sub-env) as they become free, and a failed unit goes back at once.
+        """
+        config = self.config
+        budget = int(config.evaluation_duration)
+        by_episodes = config.evaluation_duration_unit == "episodes"
+        pulling = config.enable_async_evaluation
+        pending = _units(budget, len(runners), config, by_episodes) if pulling else [budget]
+        idle = list(runners)
+        began: set[int] = set()  # runners that sampled this round: they go on, unreset
+        summaries: list[SampleSummary] = []
+        error: Exception | None = None
+        send, receive = anyio.create_memory_object_stream[tuple[Any, int, _Outcome]](math.inf)
+        with send, receive:
+            async with anyio.create_task_group() as tg:
+                try:
+                    running = 0
+                    while True:
+                        starts = _hand_out(idle, pending, pulling=pulling, running=running)
+                        for runner, share in starts:
+                            first = id(runner) not in began
+                            began.add(id(runner))
+                            request = functools.partial(
+                                self._request, runner, share, by_episodes, first_of_round=first
+                            )
+                            tg.start_soon(_deliver, request, runner, share, send)
+                        running += len(starts)
+                        if running == 0:
+                            break
+                        runner, share, outcome = await receive.receive()
+                        running -= 1
+                        if isinstance(outcome, SampleSummary):
+                            summaries.append(outcome)
+                            idle.append(runner)
+                        else:
+                            self._failed(runner, outcome)
+                            pending.append(share)
+                except Exception as exc:  # raise it as itself, once the requests are cancelled
+                    error = exc
+                    tg.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        if pending:
+            done = sum(s.num_episodes if by_episodes else s.num_env_steps for s in summaries)
+            unit = "episodes" if by_episodes else "env steps"
+            logger.warning(
+                "hookbus: every evaluation env runner failed; this round covered %d of %d %s",
+                done,
+                budget,
+                unit,
+            )
+        return summaries
+
+    async def _sample_auto(
+        self, runners: list[Any], training: anyio.Event | None
+    ) -> list[SampleSummary]:
+        """Sample on every runner until the parallel training step ends (one unit at least).
+
+        Units are sized, as RLlib sizes them, to fill the time the training step is expected
+        to take still, clamped to the auto-duration bounds. Without a parallel training step
+        (``algo.evaluate()``), it samples for about one training iteration's mean time.
+        """
+        config = self.config
+        expected: float = self.algorithm.metrics.peek(("timers", "training_iteration"), default=0.0)
+        started = time.monotonic()
+        summaries: list[SampleSummary] = []
+
+        def more() -> bool:
+            if training is not None:
+                return not training.is_set()
+            return time.monotonic() - started < expected
+
+        async def run(runner: Any) -> None:
+            first = True
+            while first or more():
+                left = expected - (time.monotonic() - started)
+                steps = _auto_steps(left, self._throughput, config)
+                began = time.monotonic()
+                outcome = await self._request(runner, steps, False, first_of_round=first)
+                if not isinstance(outcome, SampleSummary):
+                    self._failed(runner, outcome)
+                    return
+                summaries.append(outcome)
+                elapsed = time.monotonic() - began
+                if elapsed > 0:
+                    self._throughput = outcome.num_env_steps / elapsed
+                first = False
+                await anyio.lowlevel.checkpoint()  # let the training step go on in between
+
+        await gather([functools.partial(run, runner) for runner in runners])
+        return summaries
+
+    async def _request(
+        self, runner: Any, share: int, by_episodes: bool, *, first_of_round: bool = True
+    ) -> _Outcome:
+        """Ask ``runner`` for ``share`` episodes or env steps; a lost worker is an outcome."""
+        config = self.config
+        # Only a worker process can be given up on: an in-process runner steps in this thread.
+        remote = hasattr(runner, "alive")
+        timeout = config.evaluation_sample_timeout_s if remote else None
+        request = functools.partial(
+            runner.sample_and_get_metrics,
+            num_episodes=share if by_episodes else None,
+            num_timesteps=None if by_episodes else share,
+            force_reset=first_of_round,
+            exact=True,
+        )
+        try:
+            with anyio.fail_after(timeout):
+                summary: SampleSummary = await request()
+        except TimeoutError:
+            unit = ("episode" if by_episodes else "env step") + ("s" if share != 1 else "")
+            return RemoteError.lost(
+                f"{runner.where} did not sample {share} {unit} within "
+                f"evaluation_sample_timeout_s={timeout}; its worker was stopped"
+            )
+        except RemoteError as exc:
+            if exc.worker_lost:
+                return exc
+            raise
+        return summary
+
+    def _failed(self, runner: Any, outcome: BaseException) -> None:
+        """Take a lost runner out of service, or raise, as the fault-tolerance settings say."""
+        if not (isinstance(outcome, RemoteError) and outcome.worker_lost):
+            raise outcome  # a handler's or the env's own error: it propagates
+        assert self.group is not None
+        self.group.mark_failed(runner.worker_index)
+        config = self.config
+        if not (config.restart_failed_env_runners or config.ignore_env_runner_failures):
+            outcome.add_note(
+                "hookbus: set config.fault_tolerance(restart_failed_env_runners=True) or "
+                "ignore_env_runner_failures=True to evaluate on without it"
+            )
+            raise outcome
+        logger.warning("hookbus: evaluation goes on without it: %s", outcome)
+
+    # --- the Algorithm's hooks --------------------------------------------------------------
+
+    async def _publish_start(self) -> None:
+        algorithm = self.algorithm
+        if algorithm.bus.has_subscribers(EvaluateStart):
+            event = EvaluateStart(
+                source="algorithm",
+                seq=algorithm._next_seq(),
+                training_iteration=algorithm.training_iteration,
+            )
+            await algorithm.bus.publish(
+                event, algorithm=algorithm, metrics_logger=algorithm.metrics
+            )
+
+    async def _publish_end(self, metrics: dict[str, Any]) -> None:
+        algorithm = self.algorithm
+        if algorithm.bus.has_subscribers(EvaluateEnd):
+            event = EvaluateEnd(
+                source="algorithm",
+                seq=algorithm._next_seq(),
+                training_iteration=algorithm.training_iteration,
+                evaluation_metrics=metrics,
+            )
+            # Handlers edit `metrics` in place: what they leave is what the result shows.
+            await algorithm.bus.publish(
+                event,
+                algorithm=algorithm,
+                metrics_logger=algorithm.metrics,
+                evaluation_metrics=metrics,
+            )
+
+    async def _publish_recreated(self, indices: list[int]) -> None:
+        algorithm = self.algorithm
+        if algorithm.bus.has_subscribers(EnvRunnersRecreated):
+            event = EnvRunnersRecreated(
+                source="algorithm",
+                seq=algorithm._next_seq(),
+                env_runner_indices=indices,
+                is_evaluation=True,
+            )
+            await algorithm.bus.publish(
+                event,
+                algorithm=algorithm,
+                env_runner_group=self.group,
+                env_runner_indices=indices,
+                is_evaluation=True,
+            )
+
+
+async def _deliver(
+    request: Callable[[], Awaitable[_Outcome]],
+    runner: Any,
+    share: int,
+    send: anyio.abc.ObjectSendStream[tuple[Any, int, _Outcome]],
+) -> None:
+    """Run one runner's request and send back what came of it, an exception included."""
+    outcome: _Outcome
+    try:
+        outcome = await request()
+    except Exception as exc:
+        outcome = exc
+    await send.send((runner, share, outcome))
+
+
+def _hand_out(
+    idle: list[Any], pending: list[int], *, pulling: bool, running: int
+) -> list[tuple[Any, int]]:
+    """Take the requests to start now out of ``idle`` runners and ``pending`` shares.
+
+    Pulling: a unit to every idle runner, while units last. Otherwise in waves: when no
+    request runs, what is pending is split anew over the idle runners.
+    """
+    if pulling:
+        n = min(len(idle), len(pending))
+        return [(idle.pop(0), pending.pop(0)) for _ in range(n)]
+    if running or not pending or not idle:
+        return []
+    shares = _split(sum(pending), len(idle))
+    pending.clear()
+    starts = [(runner, n) for runner, n in zip(idle, shares, strict=True) if n]
+    idle[:] = [runner for runner, n in zip(idle, shares, strict=True) if not n]
+    return starts
+
+
+def _split(budget: int, k: int) -> list[int]:
+    """Split ``budget`` over ``k`` runners: even shares, the first ``budget % k`` one more."""
+    base, extra = divmod(budget, k)
+    return [base + (i < extra) for i in range(k)]
+
+
+def _units(budget: int, k: int, config: AlgorithmConfig, by_episodes: bool) -> list[int]:
+    """Cut ``budget`` into the units that asynchronous evaluation hands out one by one.
+
+    An episode per sub-env (a request then wastes no partial episode), or for env steps
+    about a quarter of an even share, in whole vector steps.
+    """
+    num_envs = config.num_envs_per_env_runner
+    if by_episodes:
+        size = num_envs
+    else:
+        size = max(num_envs, math.ceil(budget / (4 * k)))
+        size = math.ceil(size / num_envs) * num_envs
+    whole, rest = divmod(budget, size)
+    return [size] * whole + ([rest] if rest else [])
+
+
+def _auto_steps(left_s: float, throughput: float | None, config: AlgorithmConfig) -> int:
+    """Size an "auto" unit: the steps that fill ``left_s``, clamped, in whole vector steps."""
+    low = config.evaluation_auto_duration_min_env_steps_per_sample
+    high = config.evaluation_auto_duration_max_env_steps_per_sample
+    steps = low if throughput is None else min(high, max(low, int(left_s * throughput)))
+    num_envs = config.num_envs_per_env_runner
+    return math.ceil(steps / num_envs) * num_envs
+
+
+def _forget_round_stats(metrics: MetricsLogger) -> None:
+    """Delete the evaluation runner stats that describe one round; keep lifetime counts."""
+    for path, stats in metrics.items():
+        if path[:2] != _RUNNER_STATS:
+            continue
+        settings = stats.settings
+        lifetime = settings["reduce"] == "lifetime_sum" or (
+            settings["reduce"] == "sum" and not settings["clear_on_reduce"]
+        )
+        if not lifetime:
+            metrics.delete(path)
