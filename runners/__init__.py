@@ -6,30 +6,51 @@ from hookbus.kernel import Episode as Episode
 from ._algorithm import Algorithm as Algorithm
 from ._builtin import EnvRunnerMetrics as EnvRunnerMetrics
 from ._config import AlgorithmConfig as AlgorithmConfig
+from ._dqn import DQNLearner as DQNLearner, DQNModule as DQNModule
+from ._dqn_algorithm import DQN as DQN, DQNConfig as DQNConfig
 from ._env import EnvContext as EnvContext, TaskSettableEnv as TaskSettableEnv
-from ._env_runner import EnvRunner as EnvRunner
+from ._env_runner import EnvRunner as EnvRunner, SampleSummary as SampleSummary
 from ._errors import AlgorithmStateError as AlgorithmStateError
+from ._exploration import (
+    EpsilonGreedy as EpsilonGreedy,
+    SoftQ as SoftQ,
+    StochasticSampling as StochasticSampling,
+)
 from ._group import EnvRunnerGroup as EnvRunnerGroup
 from ._ppo import PPOLearner as PPOLearner, PPOModule as PPOModule, Trajectory as Trajectory
 from ._ppo_algorithm import PPO as PPO, PPOConfig as PPOConfig
 from ._process import ProcessEnvRunner as ProcessEnvRunner
+from ._replay_buffer import (
+    PrioritizedReplayBuffer as PrioritizedReplayBuffer,
+    ReplayBuffer as ReplayBuffer,
+)
 from ._wire import RemoteError as RemoteError
 
 __all__ = (
+    "DQN",
     "PPO",
     "Algorithm",
     "AlgorithmConfig",
     "AlgorithmStateError",
+    "DQNConfig",
+    "DQNLearner",
+    "DQNModule",
     "EnvContext",
     "EnvRunner",
     "EnvRunnerGroup",
     "EnvRunnerMetrics",
     "Episode",
+    "EpsilonGreedy",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",
+    "PrioritizedReplayBuffer",
     "ProcessEnvRunner",
     "RemoteError",
+    "ReplayBuffer",
+    "SampleSummary",
+    "SoftQ",
+    "StochasticSampling",
     "TaskSettableEnv",
     "Trajectory",
 )

@@ -24,7 +24,7 @@ from hookbus.kernel._record import schema_fingerprint
 
 __all__ = ("main",)
 
-ALGORITHMS = ("PPO",)
+ALGORITHMS = ("PPO", "DQN")
 _BUILTIN_ENV_RUNNER_KEYS = {
     "episode_return_mean",
     "episode_return_min",
@@ -288,9 +288,9 @@ def _flatten(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]
 
 
 def _config_for(algo: str) -> Any:
-    from hookbus.runners import PPOConfig
+    from hookbus.runners import DQNConfig, PPOConfig
 
-    configs = {"PPO": PPOConfig}
+    configs = {"PPO": PPOConfig, "DQN": DQNConfig}
     try:
         return configs[algo.upper()]()
     except KeyError:
