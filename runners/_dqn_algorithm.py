@@ -74,6 +74,8 @@ class DQNConfig(AlgorithmConfig):
             **_DQN_TRAINING,
         },
         "reporting": {"min_sample_timesteps_per_iteration": 1000},
+        # As RLlib's DQN: evaluate the greedy policy, without epsilon's random actions.
+        "evaluation": {**_COMMON["evaluation"], "evaluation_config": {"explore": False}},
     }
 
     # Declared for type checkers; set from the sections in __init__.

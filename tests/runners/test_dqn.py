@@ -412,3 +412,10 @@ async def test_process_runners_get_the_learners_weights(small_dqn: DQNConfig) ->
     assert result["learners"]["default_policy"]["num_module_steps_trained"] == 32 * 26
     for name, array in weights.items():
         np.testing.assert_array_equal(remote.params[name], array)
+
+
+def test_dqn_evaluates_greedily_by_default() -> None:
+    config = DQNConfig()
+    assert config.evaluation_config == {"explore": False}
+    assert config.get_evaluation_config_object().explore is False
+    assert config.explore is True
