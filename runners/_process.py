@@ -13,7 +13,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hookbus.events import Event, codec
-from hookbus.kernel import Bus, ConfigError, Episode
+from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Episode
 
 from ._env_runner import SampleSummary
 from ._wire import RemoteError, episode_from_wire, error_from_wire, frame
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ("ProcessEnvRunner",)
 
+_HOOKS_WITH_ENV_INDEX = frozenset(h for h, args in LIVE_ARGS.items() if "env_index" in args)
 _STOP_TIMEOUT_S = 10.0
 
 
@@ -177,8 +178,9 @@ class ProcessEnvRunner:
 
     async def _forward(self, data: bytes) -> None:
         for event in codec.decode_msgpack(data, list[Event]):
-            # env_index is the one live argument an event carries; hooks without it get none.
-            if hasattr(event, "env_index"):
+            # env_index is the one live argument an event carries, for the hooks that have it
+            # (on_postprocess_trajectory's event carries it, but its handlers take none).
+            if event.hook in _HOOKS_WITH_ENV_INDEX:
                 await self.bus.forward(event, env_index=event.env_index)
             else:
                 await self.bus.forward(event)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hookbus.events import EpisodeEnd
-from hookbus.kernel import ConfigError
+from hookbus.kernel import ConfigError, Recorder, read_recording
 from hookbus.runners import PPOConfig, RemoteError
 
 sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
@@ -105,3 +105,22 @@ def test_a_dead_worker_is_reported_with_its_exit_code(process_ppo: PPOConfig) ->
             r"\(exit code 3\)",
         ):
             algo.train()
+
+
+def test_a_recorder_records_every_workers_events(process_ppo: PPOConfig, tmp_path: Path) -> None:
+    path = tmp_path / "run.msgpack"
+    with process_ppo.callbacks([Recorder(path), process_helpers.WorkerSide]).build() as algo:
+        result = algo.train()
+    events = list(read_recording(path))
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for event in events:
+        by_source[event.source].append(event.seq)
+    # The local runner (index 0) makes its env but does not sample while remote ones do.
+    assert set(by_source) == {"env_runner:0", "env_runner:1", "env_runner:2", "algorithm"}
+    assert {type(e).__name__ for e in events if e.source == "env_runner:0"} == {
+        "EnvironmentCreated"
+    }
+    for seqs in by_source.values():
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # in order, no gaps
+    ends = [e for e in events if isinstance(e, EpisodeEnd)]
+    assert len(ends) == result["env_runners"]["num_episodes"]
