@@ -397,7 +397,10 @@ class Algorithm:
             # later result carries them too (RLlib's always_attach_evaluation_results).
             result[EVALUATION_KEY] = _copy_tree(evaluation.last)
         result["training_iteration"] = self.training_iteration
-        result["callbacks"] = {"errors": self.bus.statistics().errors}
+        # Handler errors counted on this bus, and in worker processes (their own buses).
+        groups = [self.env_runner_group, self.eval_env_runner_group]
+        remote = sum(group.handler_errors() for group in groups if group is not None)
+        result["callbacks"] = {"errors": self.bus.statistics().errors + remote}
         return result
 
     async def _apply_env_task_fn(self, result: dict[str, Any]) -> None:

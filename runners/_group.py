@@ -141,6 +141,10 @@ class EnvRunnerGroup:
             if runner.module is None:
                 runner.module = module
 
+    def handler_errors(self) -> int:
+        """Return the handler exceptions counted in worker processes (in-process: on the bus)."""
+        return sum(getattr(runner, "handler_errors", 0) for runner in self.remote_env_runners)
+
     async def setup(self) -> None:
         """Start worker processes (in parallel); announce every env (on_environment_created)."""
         await self.local_env_runner.setup()

@@ -44,6 +44,9 @@ class ProcessEnvRunner:
         self._replies: BufferedByteReceiveStream | None = None
         self._lock: anyio.Lock | None = None
         self._pid: int | None = None  # the last worker's, for messages after it ended
+        self.handler_errors = 0
+        """Handler exceptions the worker's bus counted (under ``on_error="log"``), in all."""
+        self._errors_before = 0  # counted by workers this runner had before a restart
 
     @property
     def alive(self) -> bool:
@@ -66,6 +69,7 @@ class ProcessEnvRunner:
     async def setup(self) -> None:
         """Start the worker, send it the config and module, publish its env's creation."""
         payload = _pickled_config(self.config, self.module)
+        self._errors_before = self.handler_errors  # a restarted worker counts from 0 again
         self._process = await anyio.open_process(
             [sys.executable, "-m", "hookbus.runners._worker"],
             stdin=subprocess.PIPE,
@@ -208,6 +212,7 @@ class ProcessEnvRunner:
                         self._process = None
                     await _end(process)
         reply = codec.decode_msgpack(body)
+        self.handler_errors = self._errors_before + reply.get("handler_errors", 0)
         if "error" in reply:
             raise error_from_wire(reply["error"], self.where)
         return reply["ok"]

@@ -64,6 +64,10 @@ class Worker:
     def _collect(self, *, event: BaseEvent, **kwargs: Any) -> None:
         self.forwarded.append(event)
 
+    def handler_errors(self) -> int:
+        """Return how many handler exceptions this worker's bus counted (``on_error="log"``)."""
+        return self.runner.bus.statistics().errors if self.runner is not None else 0
+
     def take_events(self) -> bytes:
         events, self.forwarded = self.forwarded, []
         return codec.encode_msgpack(events)
@@ -147,6 +151,7 @@ def main() -> None:
             reply = {"ok": worker.handle(message)}
         except BaseException as exc:
             reply = {"error": error_to_wire(exc)}
+        reply["handler_errors"] = worker.handler_errors()
         replies.write(frame(reply))
         replies.flush()
         if message.get("op") == "stop":

@@ -158,3 +158,15 @@ async def custom_evaluation(algorithm: Any, eval_runner_group: Any) -> dict[str,
     snapshots = await eval_runner_group.get_metrics()
     algorithm.metrics.aggregate(snapshots, key=("evaluation", "env_runners"))
     return {"foo": 1}
+
+
+class ExplodesOnEvenSteps(Callback):
+    """Raise on every other episode end (to count errors under on_error="log")."""
+
+    def __init__(self) -> None:
+        self.ends = 0
+
+    def on_episode_end(self, **kwargs: Any) -> None:
+        self.ends += 1
+        if self.ends % 2 == 0:
+            raise ArithmeticError("every other episode")

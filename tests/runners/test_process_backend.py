@@ -124,3 +124,14 @@ def test_a_recorder_records_every_workers_events(process_ppo: PPOConfig, tmp_pat
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # in order, no gaps
     ends = [e for e in events if isinstance(e, EpisodeEnd)]
     assert len(ends) == result["env_runners"]["num_episodes"]
+
+
+def test_logged_worker_errors_are_counted_in_results(process_ppo: PPOConfig) -> None:
+    config = process_ppo.callbacks(process_helpers.ExplodesOnEvenSteps, on_error="log")
+    with config.build() as algo:
+        first = algo.train()
+        second = algo.train()
+    assert first["callbacks"]["errors"] > 0
+    assert second["callbacks"]["errors"] > first["callbacks"]["errors"]
+    # Each worker raises on half its episode ends (rounded down).
+    assert second["callbacks"]["errors"] <= second["env_runners"]["num_episodes_lifetime"] // 2
