@@ -335,7 +335,7 @@ class PPOLearner:
     """Train a :class:`PPOModule` with PPO's clipped surrogate, as RLlib's PPO learner does.
 
     Settings keep the names of RLlib's ``PPOConfig.training()``; defaults are tuned for
-    CartPole-v1 (``bench/ppo_learning_check.py`` reaches a mean return of 450 with them) and
+    CartPole-v1 (``bench/learning.py`` reaches a mean return of 450 with them) and
     differ from RLlib's where RLlib's are slow there (``lr=5e-5``, ``lambda_=1.0``,
     ``clip_param=0.3``, ``num_epochs=30``). Above all, ``vf_clip_param`` defaults to ``inf``
     (no clipping) instead of 10: RLlib clamps the *squared* value error, so with returns of

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import gymnasium as gym
@@ -15,17 +11,11 @@ import numpy as np
 import pytest
 
 from hookbus.events.codec import decode_msgpack, encode_msgpack
+from hookbus.runners import PPOConfig, PPOLearner, PPOModule, Trajectory
 from hookbus.runners._nn import MLP, Adam, Params
-from hookbus.runners._ppo import (
-    PPOLearner,
-    PPOModule,
-    Trajectory,
-    compute_gae,
-    explained_variance,
-)
+from hookbus.runners._ppo import compute_gae, explained_variance
 
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (4,))
-BENCH_SCRIPT = Path(__file__).parents[2] / "bench" / "ppo_learning_check.py"
 
 
 def numeric_gradients(loss: Callable[[], float], params: Params, eps: float = 1e-6) -> Params:
@@ -410,54 +400,19 @@ def test_bad_trajectory_and_state_raise() -> None:
 # --- learning ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def bench_script() -> ModuleType:
-    """Give ``bench/ppo_learning_check.py`` as a module (for its vector-env Sampler)."""
-    spec = importlib.util.spec_from_file_location("ppo_learning_check", BENCH_SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_sampler_records_transitions_not_autoreset_steps(bench_script: ModuleType) -> None:
-    env = gym.make_vec("CartPole-v1", num_envs=4, vectorization_mode="sync")
-    sampler = bench_script.Sampler(env, seed=0)
-    module = PPOModule(env.single_observation_space, env.single_action_space, rng=0)
-
-    trajectories, steps = sampler.sample(module, 300)
-    more, more_steps = sampler.sample(module, 300)
-
-    assert steps == sum(len(tr.actions) for tr in trajectories) >= 300
-    # CartPole pays 1 for every real step; the NEXT_STEP autoreset step pays 0.
-    assert all(np.all(tr.rewards == 1.0) for tr in trajectories + more)
-    ended = [tr for tr in trajectories if tr.terminated]
-    assert len(ended) >= 5
-    for tr in ended:  # the last observation is the terminal one, not a reset observation
-        x, _, theta, _ = tr.observations[-1]
-        assert abs(x) > 2.4 or abs(theta) > 12 * 2 * math.pi / 360
-    # A chunk cut at the end of a sample() call continues in the next one from its last obs.
-    cut = [tr.observations[-1] for tr in trajectories if not tr.terminated]
-    starts = [tr.observations[0] for tr in more]
-    assert cut
-    assert all(any(np.array_equal(c, s) for s in starts) for c in cut)
-    assert more_steps == sum(len(tr.actions) for tr in more)
-
-
-def test_ppo_learns_cartpole(bench_script: ModuleType) -> None:
-    env = gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync")
-    learner = PPOLearner(env.single_observation_space, env.single_action_space, seed=0)
-    sampler = bench_script.Sampler(env, seed=0)
-    first: list[float] = []
-    for iteration in range(8):
-        sampler.finished_returns.clear()
-        trajectories, _ = sampler.sample(learner.module, 2000)
-        if iteration == 0:
-            first = list(sampler.finished_returns)
-        learner.update(trajectories)
-
+def test_ppo_learns_cartpole() -> None:
+    """Learn through the public API: 8 iterations of 2000 env steps on 8 sub-envs."""
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_envs_per_env_runner=8)
+        .training(train_batch_size=2000)
+        .debugging(seed=0)
+    )
+    with config.build() as algo:
+        first = algo.train()["env_runners"]["episode_return_mean"]
+        for _ in range(7):
+            last = algo.train()["env_runners"]["episode_return_mean"]
     # A random policy averages ~22 on CartPole; 8 updates on 2000 steps each reach ~150-200.
-    assert np.mean(first) < 30
-    assert np.mean(sampler.finished_returns) > 100
+    assert first < 30
+    assert last > 100
