@@ -25,6 +25,7 @@ from ._record import (
     read_recording_header as read_recording_header,
 )
 from ._replay import replay as replay
+from ._services import ServiceRegistry as ServiceRegistry
 from ._stream import EventStream as EventStream
 
 __all__ = (
@@ -43,6 +44,7 @@ __all__ = (
     "Recorder",
     "RecordingError",
     "RecordingHeader",
+    "ServiceRegistry",
     "available_plugins",
     "read_recording",
     "read_recording_header",

@@ -19,6 +19,7 @@ from ._chain import Handler, compile_chain
 from ._errors import BusClosedError, ConfigError
 from ._hooks import LIVE_ARGS, event_type_for, hook_name
 from ._plugins import load_plugins
+from ._services import ServiceRegistry
 from ._stream import EventStream
 
 __all__ = ("ON_ERROR_POLICIES", "Bus", "BusStatistics", "Dispatcher", "HookbusWarning")
@@ -121,6 +122,8 @@ class Bus:
         self._subscribed: dict[str, list[Handler]] = {h: [] for h in HOOKS}
         self._feeders: dict[str, list[Handler]] = {h: [] for h in HOOKS}
         self._streams: list[EventStream] = []
+        self.services = ServiceRegistry()
+        """Named services shared through this bus (``provide``, ``get``, ``remove``)."""
 
         self.callbacks: tuple[object, ...] = ()
         """The class handlers' instances, in chain order (plugins after the given ones)."""
@@ -283,6 +286,7 @@ class Bus:
         self._closed = True
         for stream in self._streams:
             stream._end()
+        self.services.clear()
         for dispatcher in self._dispatchers.values():
             dispatcher.call, dispatcher.is_async = _closed_bus, False
             dispatcher.observe, dispatcher.observe_is_async = _closed_bus, False

@@ -341,3 +341,29 @@ async def test_forward_runs_only_the_observers_in_chain_order() -> None:
     assert log == ["observer class", "subscribed"]
     await bus.publish(EpisodeEnd())
     assert log[2:] == ["worker class", "observer class", "callable"]
+
+
+def test_named_services_are_provided_found_and_cleared_with_the_bus() -> None:
+    bus = Bus()
+    tracer = object()
+    bus.services.provide("tracer", tracer)
+    assert bus.services.get("tracer") is tracer
+    assert "tracer" in bus.services
+    assert list(bus.services) == ["tracer"]
+    assert bus.services.get("metrics_sink", None) is None
+    with pytest.raises(
+        ConfigError,
+        match=r"no service named 'tracr' \(did you mean 'tracer'\?\); "
+        r"provided: 'tracer'",
+    ):
+        bus.services.get("tracr")
+    with pytest.raises(ConfigError, match=r"already provided .* pass replace=True"):
+        bus.services.provide("tracer", object())
+    replacement = object()
+    bus.services.provide("tracer", replacement, replace=True)
+    assert bus.services.remove("tracer") is replacement
+    with pytest.raises(ConfigError, match="a service name must be a non-empty str, got ''"):
+        bus.services.provide("", tracer)
+    bus.services.provide("again", tracer)
+    bus.close()
+    assert len(bus.services) == 0
