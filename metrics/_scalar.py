@@ -30,10 +30,25 @@ def _nan_if_none(value: Any) -> Any:
     return _NAN if value is None else value
 
 
-class _EmaStats(Stats):
+class _OneValueStats(Stats):
+    """Shared parts of the kinds that hold one running number (NaN while empty)."""
+
+    __slots__ = ("_value",)
+
+    def _dump(self) -> dict[str, Any]:
+        return {"value": _none_if_nan(plain(self._value))}
+
+    def _load(self, state: Mapping[str, Any]) -> None:
+        self._value = _nan_if_none(state["value"])
+
+    def __len__(self) -> int:
+        return int(self._value == self._value)
+
+
+class _EmaStats(_OneValueStats):
     """reduce="ema" (or "mean" without a window): ``v = (1 - c) * v + c * value``."""
 
-    __slots__ = ("_clear", "_coeff", "_keep", "_value")
+    __slots__ = ("_clear", "_coeff", "_keep")
     _kinds: ClassVar[tuple[str, ...]] = ("ema",)
 
     def _setup(self) -> None:
@@ -66,20 +81,11 @@ class _EmaStats(Stats):
         if values:
             self._value = math.fsum(values) / len(values)
 
-    def _dump(self) -> dict[str, Any]:
-        return {"value": _none_if_nan(plain(self._value))}
 
-    def _load(self, state: Mapping[str, Any]) -> None:
-        self._value = _nan_if_none(state["value"])
-
-    def __len__(self) -> int:
-        return int(self._value == self._value)
-
-
-class _ExtremeStats(Stats):
+class _ExtremeStats(_OneValueStats):
     """Shared parts of the running (unwindowed) min and max."""
 
-    __slots__ = ("_clear", "_value")
+    __slots__ = ("_clear",)
 
     def _setup(self) -> None:
         self._value: Any = _NAN
@@ -103,15 +109,6 @@ class _ExtremeStats(Stats):
                 continue
             if self._value != self._value or self._better(value, self._value):
                 self._value = value
-
-    def _dump(self) -> dict[str, Any]:
-        return {"value": _none_if_nan(plain(self._value))}
-
-    def _load(self, state: Mapping[str, Any]) -> None:
-        self._value = _nan_if_none(state["value"])
-
-    def __len__(self) -> int:
-        return int(self._value == self._value)
 
 
 class _MinStats(_ExtremeStats):

@@ -8,7 +8,6 @@ Names and semantics follow RLlib's DQN (``rllib/algorithms/dqn``): the settings 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._distributions import SpaceLike
-from ._nn import MLP, Adam, Array, Params, copy_into
+from ._nn import MLP, Adam, Array, Params, copy_into, hidden_sizes, input_size
 
 __all__ = ("TD_ERROR_LOSS_FNS", "DQNLearner", "DQNModule")
 
@@ -42,30 +41,21 @@ class DQNModule:
         dtype: type[np.floating[Any]] = np.float32,
     ) -> None:
         """Build the Q-network with orthogonal weights drawn from ``rng`` (or a seed)."""
-        shape = observation_space.shape
-        if not shape:
-            raise ValueError(
-                f"unsupported observation space {observation_space!r}: "
-                "expected a Box with a non-empty shape"
-            )
+        obs_dim = input_size(observation_space)
         n = getattr(action_space, "n", None)
         if n is None or np.ndim(n) != 0:
             raise ValueError(
                 f"DQN needs a Discrete action space (an int `.n`), got {action_space!r}"
             )
-        if not model_hiddens or any(int(h) < 1 for h in model_hiddens):
-            raise ValueError(
-                f"model_hiddens must be a non-empty sequence of positive widths, "
-                f"got {model_hiddens!r}"
-            )
+        hiddens = hidden_sizes(model_hiddens)
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        self.obs_dim = math.prod(shape)
+        self.obs_dim = obs_dim
         self.num_actions = int(n)
         self.start = int(getattr(action_space, "start", 0))
         self.dueling = bool(dueling)
         self.dtype = np.dtype(dtype)
         self._inv_n = self.dtype.type(1.0 / self.num_actions)
-        sizes = [self.obs_dim, *(int(h) for h in model_hiddens)]
+        sizes = [self.obs_dim, *hiddens]
         sizes.append(self.num_actions + 1 if self.dueling else self.num_actions)
         self.q = MLP(sizes, gen, prefix="q.", output_gain=1.0, dtype=dtype)
         self.params: Params = self.q.params

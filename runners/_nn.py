@@ -20,7 +20,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ("MLP", "Adam", "Array", "Params", "copy_into", "global_norm", "orthogonal")
+__all__ = (
+    "MLP",
+    "Adam",
+    "Array",
+    "Params",
+    "copy_into",
+    "global_norm",
+    "hidden_sizes",
+    "input_size",
+    "orthogonal",
+)
 
 Array = NDArray[np.floating[Any]]
 Params = dict[str, Array]
@@ -103,6 +113,26 @@ class MLP:
                 # d tanh(z) / dz = 1 - tanh(z)^2, and inputs[i] is that tanh(z).
                 g = (g @ self._layers[i][0].T) * (1.0 - a * a)
         return grads
+
+
+def input_size(observation_space: Any) -> int:
+    """Return how many inputs an MLP takes for one (flattened) observation of the space."""
+    shape = getattr(observation_space, "shape", None)
+    if not shape:
+        raise ValueError(
+            f"unsupported observation space {observation_space!r}: "
+            "expected a Box with a non-empty shape"
+        )
+    return math.prod(shape)
+
+
+def hidden_sizes(model_hiddens: Sequence[int]) -> list[int]:
+    """Return the hidden layer widths, or raise ValueError unless all are positive."""
+    if not model_hiddens or any(int(h) < 1 for h in model_hiddens):
+        raise ValueError(
+            f"model_hiddens must be a non-empty sequence of positive widths, got {model_hiddens!r}"
+        )
+    return [int(h) for h in model_hiddens]
 
 
 def global_norm(grads: Mapping[str, Array]) -> float:

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._distributions import SpaceLike, make_distribution
-from ._nn import MLP, Adam, Array, Params, copy_into
+from ._nn import MLP, Adam, Array, Params, copy_into, hidden_sizes, input_size
 
 __all__ = (
     "PPOLearner",
@@ -50,21 +50,11 @@ class PPOModule:
 
         ``dtype`` is the parameters' float type (see :mod:`._nn`: float32 is the fast one).
         """
-        shape = observation_space.shape
-        if not shape:
-            raise ValueError(
-                f"unsupported observation space {observation_space!r}: "
-                "expected a Box with a non-empty shape"
-            )
-        if not model_hiddens or any(int(h) < 1 for h in model_hiddens):
-            raise ValueError(
-                f"model_hiddens must be a non-empty sequence of positive widths, "
-                f"got {model_hiddens!r}"
-            )
+        obs_dim = input_size(observation_space)
+        hiddens = hidden_sizes(model_hiddens)
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        self.obs_dim = math.prod(shape)
+        self.obs_dim = obs_dim
         self.dist = make_distribution(action_space)
-        hiddens = [int(h) for h in model_hiddens]
         self.dtype = np.dtype(dtype)
         # A small last policy layer starts near-uniform; the value head starts at unit scale.
         pi_sizes = [self.obs_dim, *hiddens, self.dist.n_inputs]
