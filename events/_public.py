@@ -12,5 +12,7 @@ def publish_names(package: str, namespace: dict[str, Any], names: Iterable[str])
     """Set ``__module__`` to ``package`` on the named objects defined in its private modules."""
     for name in names:
         obj = namespace[name]
-        if getattr(obj, "__module__", "").startswith(package + "._"):
+        module = getattr(obj, "__module__", "")
+        # Private modules anywhere below the package (runners/backends/_group.py too).
+        if module.startswith(package + ".") and "._" in module[len(package) :]:
             obj.__module__ = package

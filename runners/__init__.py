@@ -6,8 +6,6 @@ from hookbus.kernel import Episode as Episode
 from ._algorithm import Algorithm as Algorithm
 from ._builtin import EnvRunnerMetrics as EnvRunnerMetrics
 from ._config import AlgorithmConfig as AlgorithmConfig
-from ._dqn import DQNLearner as DQNLearner, DQNModule as DQNModule
-from ._dqn_algorithm import DQN as DQN, DQNConfig as DQNConfig
 from ._env import EnvContext as EnvContext, TaskSettableEnv as TaskSettableEnv
 from ._env_runner import EnvRunner as EnvRunner, SampleSummary as SampleSummary
 from ._errors import AlgorithmStateError as AlgorithmStateError
@@ -16,15 +14,21 @@ from ._exploration import (
     SoftQ as SoftQ,
     StochasticSampling as StochasticSampling,
 )
-from ._group import EnvRunnerGroup as EnvRunnerGroup
-from ._ppo import PPOLearner as PPOLearner, PPOModule as PPOModule, Trajectory as Trajectory
-from ._ppo_algorithm import PPO as PPO, PPOConfig as PPOConfig
-from ._process import ProcessEnvRunner as ProcessEnvRunner
-from ._replay_buffer import (
+from .algorithms.dqn._algorithm import DQN as DQN, DQNConfig as DQNConfig
+from .algorithms.dqn._learner import DQNLearner as DQNLearner, DQNModule as DQNModule
+from .algorithms.dqn._replay_buffer import (
     PrioritizedReplayBuffer as PrioritizedReplayBuffer,
     ReplayBuffer as ReplayBuffer,
 )
-from ._wire import RemoteError as RemoteError
+from .algorithms.ppo._algorithm import PPO as PPO, PPOConfig as PPOConfig
+from .algorithms.ppo._learner import (
+    PPOLearner as PPOLearner,
+    PPOModule as PPOModule,
+    Trajectory as Trajectory,
+)
+from .backends._group import EnvRunnerGroup as EnvRunnerGroup
+from .backends._process import ProcessEnvRunner as ProcessEnvRunner
+from .backends._wire import RemoteError as RemoteError
 
 __all__ = (
     "DQN",

@@ -21,8 +21,8 @@ from ._config import AlgorithmConfig
 from ._env import TaskSettableEnv
 from ._errors import AlgorithmStateError
 from ._evaluation import EVALUATION_KEY, Evaluation
-from ._group import EnvRunnerGroup
 from ._loop import LoopThread, in_event_loop
+from .backends._group import EnvRunnerGroup
 
 __all__ = ("CHECKPOINT_FILE", "Algorithm")
 

@@ -26,8 +26,8 @@ from hookbus.events import EnvRunnersRecreated, EvaluateEnd, EvaluateStart
 from hookbus.metrics import MetricsLogger, results
 
 from ._env_runner import SampleSummary
-from ._group import EnvRunnerGroup, gather
-from ._wire import RemoteError
+from .backends._group import EnvRunnerGroup, gather
+from .backends._wire import RemoteError
 
 if TYPE_CHECKING:
     from ._algorithm import Algorithm

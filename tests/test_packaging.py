@@ -39,7 +39,7 @@ def test_wheel_declares_the_cli_plugin_and_dependencies(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     dist_info = next(n.split("/")[0] for n in archive.namelist() if ".dist-info/" in n)
     entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
-    assert "hookbus = hookbus.runners._cli:main" in entry_points
+    assert "hookbus = hookbus.runners.app._cli:main" in entry_points
     assert "[pytest11]" in entry_points
     metadata = archive.read(f"{dist_info}/METADATA").decode()
     for dependency in ("anyio", "gymnasium", "msgspec", "numpy"):

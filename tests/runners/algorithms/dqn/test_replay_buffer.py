@@ -10,7 +10,10 @@ import pytest
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 from hookbus.runners import PrioritizedReplayBuffer, ReplayBuffer
-from hookbus.runners._replay_buffer import make_replay_buffer, resolve_replay_buffer_config
+from hookbus.runners.algorithms.dqn._replay_buffer import (
+    make_replay_buffer,
+    resolve_replay_buffer_config,
+)
 
 
 def rows(start: int, n: int) -> dict[str, Any]:

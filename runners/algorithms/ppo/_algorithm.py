@@ -10,9 +10,9 @@ import numpy as np
 
 from hookbus.kernel import ConfigError, Episode
 
-from ._algorithm import Algorithm
-from ._config import _COMMON, AlgorithmConfig
-from ._ppo import PPOLearner, Trajectory
+from ..._algorithm import Algorithm
+from ..._config import _COMMON, AlgorithmConfig
+from ._learner import PPOLearner, Trajectory
 
 __all__ = ("PPO", "PPOConfig")
 

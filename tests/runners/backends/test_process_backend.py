@@ -15,7 +15,7 @@ from hookbus.events import EpisodeEnd
 from hookbus.kernel import ConfigError, Recorder, read_recording
 from hookbus.runners import PPOConfig, RemoteError
 
-sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
 import process_helpers
 
 

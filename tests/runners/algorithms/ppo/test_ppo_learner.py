@@ -12,8 +12,8 @@ import pytest
 
 from hookbus.events.codec import decode_msgpack, encode_msgpack
 from hookbus.runners import PPOConfig, PPOLearner, PPOModule, Trajectory
-from hookbus.runners._nn import MLP, Adam, Params
-from hookbus.runners._ppo import compute_gae, explained_variance
+from hookbus.runners.algorithms._nn import MLP, Adam, Params
+from hookbus.runners.algorithms.ppo._learner import compute_gae, explained_variance
 
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (4,))
 

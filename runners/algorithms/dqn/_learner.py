@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._distributions import SpaceLike
-from ._nn import MLP, Adam, Array, Params, copy_into, hidden_sizes, input_size
+from .._distributions import SpaceLike
+from .._nn import MLP, Adam, Array, Params, copy_into, hidden_sizes, input_size
 
 __all__ = ("TD_ERROR_LOSS_FNS", "DQNLearner", "DQNModule")
 

@@ -15,11 +15,11 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from hookbus.events import Event, codec
 from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Episode
 
-from ._env_runner import SampleSummary
+from .._env_runner import SampleSummary
 from ._wire import RemoteError, episode_from_wire, error_from_wire, frame
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from .._config import AlgorithmConfig
 
 __all__ = ("ProcessEnvRunner",)
 
@@ -71,7 +71,7 @@ class ProcessEnvRunner:
         payload = _pickled_config(self.config, self.module)
         self._errors_before = self.handler_errors  # a restarted worker counts from 0 again
         self._process = await anyio.open_process(
-            [sys.executable, "-m", "hookbus.runners._worker"],
+            [sys.executable, "-m", "hookbus.runners.backends._worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,

@@ -1,4 +1,4 @@
-"""A worker process running one EnvRunner: ``python -m hookbus.runners._worker``.
+"""A worker process running one EnvRunner: ``python -m hookbus.runners.backends._worker``.
 
 It reads requests from stdin and answers on the original stdout, one frame each (see
 ``_wire``). User code printing in callbacks writes to stderr instead, so it can never
@@ -20,8 +20,8 @@ import anyio
 from hookbus.events import BaseEvent, codec
 from hookbus.kernel import Bus
 
-from ._builtin import EnvRunnerMetrics
-from ._env_runner import EnvRunner
+from .._builtin import EnvRunnerMetrics
+from .._env_runner import EnvRunner
 from ._wire import episode_to_wire, error_to_wire, frame, read_frame_sync
 
 __all__ = ("main",)

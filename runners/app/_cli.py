@@ -181,7 +181,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from hookbus.runners._pytest_plugin import replay_into
+    from hookbus.runners.app._pytest_plugin import replay_into
 
     _check_file(args.file)
     callbacks = [load_object(spec) for spec in args.callbacks]

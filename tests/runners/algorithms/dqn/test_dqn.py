@@ -13,7 +13,7 @@ import pytest
 from hookbus.events import codec
 from hookbus.kernel import Callback, ConfigError, Episode
 from hookbus.runners import DQNConfig, DQNLearner, DQNModule, PrioritizedReplayBuffer
-from hookbus.runners._dqn_algorithm import NStepTransitions
+from hookbus.runners.algorithms.dqn._transitions import NStepTransitions
 
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
 ACTIONS = gym.spaces.Discrete(4)

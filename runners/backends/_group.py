@@ -14,11 +14,11 @@ import anyio
 
 from hookbus.kernel import Bus, Episode
 
-from ._env_runner import EnvRunner
+from .._env_runner import EnvRunner
 from ._process import ProcessEnvRunner
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from .._config import AlgorithmConfig
 
 __all__ = ("EnvRunnerGroup", "gather")
 

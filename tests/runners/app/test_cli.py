@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hookbus.runners._cli import main
+from hookbus.runners.app._cli import main
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cartpole_callbacks.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "cartpole_callbacks.py"
 
 
 @pytest.fixture(scope="module")

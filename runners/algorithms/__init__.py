@@ -1,0 +1,1 @@
+"""The learning algorithms: shared numpy pieces, and one sub-package per algorithm."""

@@ -1,0 +1,1 @@
+"""DQN: its learner (numpy), replay buffers, n-step transitions, Algorithm and config."""

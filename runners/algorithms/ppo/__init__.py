@@ -1,0 +1,1 @@
+"""PPO: its learner (numpy) and its Algorithm and config."""

@@ -1,0 +1,1 @@
+"""Applications on top of the runners: the command line and the pytest plugin."""

@@ -1,0 +1,1 @@
+"""Runner backends: where EnvRunners run (in this loop, worker processes), and the group."""
