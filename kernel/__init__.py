@@ -18,6 +18,7 @@ from ._errors import (
 )
 from ._hooks import LIVE_ARGS as LIVE_ARGS
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
+from ._publisher import Publisher as Publisher
 from ._record import (
     Recorder as Recorder,
     RecordingHeader as RecordingHeader,
@@ -41,6 +42,7 @@ __all__ = (
     "EventStream",
     "HookbusError",
     "HookbusWarning",
+    "Publisher",
     "Recorder",
     "RecordingError",
     "RecordingHeader",

@@ -52,6 +52,37 @@ class Episode:
         self._temporary: dict[str, list[Any]] = {}
         self._return = 0.0
 
+    @classmethod
+    def from_steps(
+        cls,
+        *,
+        observations: list[Any],
+        actions: list[Any],
+        rewards: list[float],
+        infos: list[dict[str, Any]],
+        terminated: bool = False,
+        truncated: bool = False,
+        env_index: int = 0,
+        id_: str | None = None,
+        t_started: int = 0,
+    ) -> Episode:
+        """Build an episode (or chunk) from whole lists: one more observation than actions."""
+        if len(observations) != len(actions) + 1 or len(rewards) != len(actions):
+            raise ValueError(
+                f"an episode needs one observation more than actions and one reward per "
+                f"action, got {len(observations)} observations, {len(actions)} actions and "
+                f"{len(rewards)} rewards"
+            )
+        episode = cls(env_index, id_, t_started)
+        episode.observations = observations
+        episode.actions = actions
+        episode.rewards = rewards
+        episode.infos = infos
+        episode.is_terminated = terminated
+        episode.is_truncated = truncated
+        episode._return = float(sum(rewards))
+        return episode
+
     # --- building (the runner's side) ---------------------------------------------------
 
     def add_reset(self, observation: Any, info: dict[str, Any]) -> None:

@@ -26,11 +26,15 @@ from .algorithms.ppo._learner import (
     PPOModule as PPOModule,
     Trajectory as Trajectory,
 )
+from .backends import BACKENDS as BACKENDS
+from .backends._base import EnvRunnerHandle as EnvRunnerHandle
 from .backends._group import EnvRunnerGroup as EnvRunnerGroup
+from .backends._inline import InlineEnvRunner as InlineEnvRunner
 from .backends._process import ProcessEnvRunner as ProcessEnvRunner
 from .backends._wire import RemoteError as RemoteError
 
 __all__ = (
+    "BACKENDS",
     "DQN",
     "PPO",
     "Algorithm",
@@ -42,9 +46,11 @@ __all__ = (
     "EnvContext",
     "EnvRunner",
     "EnvRunnerGroup",
+    "EnvRunnerHandle",
     "EnvRunnerMetrics",
     "Episode",
     "EpsilonGreedy",
+    "InlineEnvRunner",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",

@@ -4,30 +4,25 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import anyio
-import numpy as np
 
-from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult, codec
-from hookbus.kernel import Bus, ConfigError
+from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult
+from hookbus.kernel import Bus, Publisher
 from hookbus.metrics import MetricsLogger, results
 
-from ._builtin import EnvRunnerMetrics
+from ._checkpoint import callback_states, read_checkpoint, set_callback_states, write_checkpoint
 from ._config import AlgorithmConfig
 from ._env import TaskSettableEnv
 from ._errors import AlgorithmStateError
 from ._evaluation import EVALUATION_KEY, Evaluation
-from ._loop import LoopThread, in_event_loop
+from ._loop import LoopThread, in_event_loop, run_sync
 from .backends._group import EnvRunnerGroup
 
-__all__ = ("CHECKPOINT_FILE", "Algorithm")
-
-CHECKPOINT_FILE = "algorithm_state.msgpack"
-_CHECKPOINT_VERSION = 1
+__all__ = ("Algorithm",)
 
 
 class Algorithm:
@@ -35,50 +30,50 @@ class Algorithm:
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
     ``save_to_path()``, ``restore_from_path()`` and ``stop()`` drive the same coroutines as
-    ``atrain()``, ... on one event loop that lives as long as the Algorithm. Inside an event
-    loop, use ``async with config.build() as algo: await algo.atrain()``.
+    ``atrain()``, ... on one event loop that lives as long as the Algorithm, in a thread of
+    its own; that works from a thread already running a loop (a notebook) too. Inside an
+    event loop, ``async with config.build() as algo: await algo.atrain()`` runs it in that
+    loop instead, and then only the async methods serve.
 
-    Subclasses set ``build_learner()`` and may override ``training_step()``.
+    Subclasses set ``build_learner()`` and ``training_step()``.
     """
 
-    def __init__(self, config: AlgorithmConfig, *, bus: Bus | None = None) -> None:
+    def __init__(self, config: AlgorithmConfig[Any], *, bus: Bus | None = None) -> None:
         self.config = config
-        if bus is None:
-            bus = Bus(
-                config.callbacks_class,
-                on_error=config.on_error,
-                plugins=config.plugins,
-                **config.callbacks_per_hook,
-            )
-            self._owns_bus = True
-        else:
-            if config.on_error != bus.on_error:
-                raise ConfigError(
-                    f"on_error={config.on_error!r} in config.callbacks() differs from the "
-                    f"shared bus's {bus.on_error!r}; set it on the Bus"
-                )
-            bus.add_callbacks(config.callbacks_class, **config.callbacks_per_hook)
-            self._owns_bus = False
-        if not any(isinstance(cb, EnvRunnerMetrics) for cb in bus.callbacks):
-            bus.add_callbacks(EnvRunnerMetrics())
-        self.bus = bus
+        # A bus given inside a running loop belongs to that loop's code: only async use then.
+        self._caller_loop = bus is not None and in_event_loop()
+        self._owns_bus = bus is None
+        self.bus = config.make_bus(bus)
         """The bus this Algorithm publishes to (shared with its inline runners)."""
         self.metrics = MetricsLogger()
         """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""
         self.training_iteration = 0
         self.learner: Any = None
-        self.env_runner_group: EnvRunnerGroup | None = None
+        self._env_runner_group: EnvRunnerGroup | None = None
         self._evaluation: Evaluation | None = None  # built only when something evaluates
-        self._seq = 0
+        # Sync handlers of the hooks published between steps run in a worker thread, so
+        # they may call sync facades (group.foreach_env, algorithm.save_to_path).
+        self._publisher = Publisher(
+            self.bus,
+            "algorithm",
+            offload_sync=(AlgorithmInit, TrainResult, CheckpointLoaded),
+            algorithm=self,
+            metrics_logger=self.metrics,
+        )
         self._state = "built"  # -> "ready" -> "stopped"
         self._loop: LoopThread | None = None
         if not in_event_loop():
-            self._loop = LoopThread()
-            try:
-                self._loop.call(self.asetup)
-            except BaseException:
-                self._loop.close()
-                raise
+            self._start_own_loop()
+
+    def _start_own_loop(self) -> None:
+        """Set up in an event loop thread of the Algorithm's own (the sync facade's)."""
+        self._loop = LoopThread()
+        try:
+            self._loop.call(self.asetup)
+        except BaseException:
+            self._loop.close()
+            self._loop = None
+            raise
 
     # --- what subclasses provide ------------------------------------------------------------
 
@@ -88,18 +83,12 @@ class Algorithm:
         raise NotImplementedError
 
     async def training_step(self) -> None:
-        """Run one iteration: sample, update the learner, sync weights, log metrics."""
-        group, config, metrics = self._group, self.config, self.metrics
-        with metrics.log_time(("timers", "env_runner_sampling_timer")):
-            episodes = await group.sample(config.train_batch_size)
-        metrics.aggregate(await group.get_metrics(), key="env_runners")
-        metrics.log_value("num_env_steps_sampled_lifetime", sum(map(len, episodes)), reduce="sum")
-        with metrics.log_time(("timers", "learner_update_timer")):
-            # Off the event loop's thread, so an embedding service stays responsive.
-            stats = await anyio.to_thread.run_sync(self.learner.update, episodes)
-        metrics.log_dict(stats, key=("learners", "default_policy"), reduce="item")
-        with metrics.log_time(("timers", "synch_weights")):
-            await group.sync_weights(self.learner.module.get_state())
+        """Run one iteration: sample, update the learner, sync weights, log metrics.
+
+        Log ``num_env_steps_sampled_lifetime`` (reduce "sum"), the runners' metrics under
+        ``env_runners`` and the learner's under ``learners``, as PPO and DQN do.
+        """
+        raise NotImplementedError
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return algorithm-specific state for checkpoints (plain data and numpy arrays)."""
@@ -116,13 +105,7 @@ class Algorithm:
         Uses the local runner's exploration, so schedules such as epsilon-greedy apply.
         """
         self._require("ready", "compute_single_action")
-        runner = self.env_runner
-        explore = self.config.explore if explore is None else explore
-        batch = np.asarray(observation)[None]
-        actions = runner._exploration.get_actions(
-            self.learner.module, batch, runner._rng, runner._timestep, explore
-        )
-        return np.asarray(actions)[0]
+        return self.env_runner.compute_single_action(observation, explore=explore)
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -137,16 +120,14 @@ class Algorithm:
                 await self.astop()  # end any worker process that did start
             raise
         self._state = "ready"
-        if self.bus.has_subscribers(AlgorithmInit):
-            event = AlgorithmInit(
-                source="algorithm", seq=self._next_seq(), algorithm=type(self).__name__
-            )
-            await self.bus.publish(event, algorithm=self, metrics_logger=self.metrics)
+        await self._publisher.publish(AlgorithmInit, algorithm=type(self).__name__)
 
     async def _setup(self) -> None:
+        if self._loop is None:  # set up by the caller's loop (async with): only async use
+            self._caller_loop = True
         config = self.config
-        group = EnvRunnerGroup(config, bus=self.bus)
-        self.env_runner_group = group
+        group = EnvRunnerGroup(config, bus=self.bus, loop=self._loop)
+        self._env_runner_group = group
         env = group.local_env_runner.env
         learner_class = config.learner_class
         if learner_class is not None:
@@ -162,7 +143,7 @@ class Algorithm:
 
     async def _start_evaluation(self) -> Evaluation:
         # Kept before setup: if setup fails halfway, astop() still ends what did start.
-        self._evaluation = evaluation = Evaluation(self)
+        self._evaluation = evaluation = Evaluation(self, self._publisher, loop=self._loop)
         await evaluation.setup()
         return evaluation
 
@@ -183,16 +164,13 @@ class Algorithm:
             await evaluation.evaluate()
         self.training_iteration += 1
         result = self._result()
-        if self.bus.has_subscribers(TrainResult):
+        if self._publisher.wants(TrainResult):
             logged = results(self.metrics)
-            event = TrainResult(
-                source="algorithm",
-                seq=self._next_seq(),
+            await self._publisher.publish(
+                TrainResult,
+                {"result": result},
                 training_iteration=self.training_iteration,
                 result=result,
-            )
-            await self.bus.publish(
-                event, algorithm=self, metrics_logger=self.metrics, result=result
             )
             # Metrics that on_train_result handlers logged belong to this iteration's result;
             # what they wrote into `result` directly stays as they wrote it.
@@ -222,8 +200,8 @@ class Algorithm:
         self._state = "stopped"
         if self._evaluation is not None:
             await self._evaluation.astop()
-        if self.env_runner_group is not None:
-            await self.env_runner_group.astop()
+        if self._env_runner_group is not None:
+            await self._env_runner_group.astop()
         if self._owns_bus:
             self.bus.close()
 
@@ -250,50 +228,28 @@ class Algorithm:
         """
         self._require("ready", "save_to_path")
         state = {
-            "version": _CHECKPOINT_VERSION,
             "algorithm": type(self).__name__,
             "training_iteration": self.training_iteration,
             "learner": self.learner.get_state(),
             "metrics": self.metrics.get_state(),
-            "callbacks": _callback_states(self.bus.callbacks),
+            "callbacks": callback_states(self.bus.callbacks),
             "extra": self.get_extra_state(),
         }
-        data = codec.encode_msgpack(state)
         directory = Path(path)
-        await anyio.to_thread.run_sync(_write_atomically, directory, data)
+        await anyio.to_thread.run_sync(write_checkpoint, directory, state)
         return directory
 
     async def arestore_from_path(self, path: str | os.PathLike[str]) -> None:
         """Load a state written by ``save_to_path``; publish ``on_checkpoint_loaded``."""
         self._require("ready", "restore_from_path")
-        file = Path(path) / CHECKPOINT_FILE
-        try:
-            data = await anyio.Path(file).read_bytes()
-        except FileNotFoundError:
-            raise ConfigError(f"no checkpoint at {str(path)!r}: {file.name} is missing") from None
-        try:
-            state = codec.decode_msgpack(data)
-        except codec.CodecError as exc:
-            raise ConfigError(f"{str(file)!r} is not a readable checkpoint: {exc}") from exc
-        if not isinstance(state, dict) or state.get("version") != _CHECKPOINT_VERSION:
-            raise ConfigError(
-                f"{str(file)!r} is not a hookbus checkpoint of version {_CHECKPOINT_VERSION}"
-            )
-        if state["algorithm"] != type(self).__name__:
-            raise ConfigError(
-                f"checkpoint {str(path)!r} holds a {state['algorithm']} algorithm, "
-                f"not {type(self).__name__}"
-            )
+        state = await anyio.to_thread.run_sync(read_checkpoint, path, type(self).__name__)
         self.training_iteration = state["training_iteration"]
         self.learner.set_state(state["learner"])
         self.metrics.set_state(state["metrics"])
-        _set_callback_states(self.bus.callbacks, state["callbacks"])
+        set_callback_states(self.bus.callbacks, state["callbacks"])
         self.set_extra_state(state.get("extra", {}))
-        assert self.env_runner_group is not None
         await self.env_runner_group.sync_weights(self.learner.module.get_state())
-        if self.bus.has_subscribers(CheckpointLoaded):
-            event = CheckpointLoaded(source="algorithm", seq=self._next_seq(), path=str(path))
-            await self.bus.publish(event, algorithm=self, metrics_logger=self.metrics)
+        await self._publisher.publish(CheckpointLoaded, path=str(path))
 
     # --- the sync facade --------------------------------------------------------------------
 
@@ -319,11 +275,15 @@ class Algorithm:
     def stop(self) -> None:
         """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
         if self._loop is None:
-            if in_event_loop():
+            if self._state == "built":  # never set up (built inside a loop, never used)
+                self._state = "stopped"
+                if self._owns_bus:
+                    self.bus.close()
+            elif self._state != "stopped":
                 raise self._in_loop_error("stop", "astop")
             return
         try:
-            self._loop.call(self.astop)
+            run_sync(self._loop, "algo.astop()", self.astop)
         finally:
             self._loop.close()
             self._loop = None
@@ -342,9 +302,18 @@ class Algorithm:
     # --- accessors and helpers --------------------------------------------------------------
 
     @property
+    def env_runner_group(self) -> EnvRunnerGroup:
+        """The training runners: the local one and the remote ones (set up first)."""
+        if self._env_runner_group is None:
+            raise AlgorithmStateError(
+                "the Algorithm is not set up yet: use `async with config.build() as algo`"
+            )
+        return self._env_runner_group
+
+    @property
     def env_runner(self) -> Any:
         """The local EnvRunner."""
-        return self._group.local_env_runner
+        return self.env_runner_group.local_env_runner
 
     @property
     def eval_env_runner_group(self) -> EnvRunnerGroup | None:
@@ -357,37 +326,28 @@ class Algorithm:
         group = self.eval_env_runner_group
         return None if group is None else group.local_env_runner
 
-    @property
-    def _group(self) -> EnvRunnerGroup:
-        if self.env_runner_group is None:
-            raise AlgorithmStateError(
-                "the Algorithm is not set up yet: use `async with config.build() as algo`"
-            )
-        return self.env_runner_group
-
     def _sync(self, name: str, twin: str, fn: Any, *args: Any) -> Any:
         if self._loop is None:
-            if in_event_loop():
+            if self._state == "stopped":
+                raise AlgorithmStateError(f"{name}() after stop(): the Algorithm is stopped")
+            if self._caller_loop:
                 raise self._in_loop_error(name, twin)
-            raise AlgorithmStateError(f"{name}() after stop(): the Algorithm is stopped")
-        return self._loop.call(fn, *args)
+            # Built inside a running loop (a notebook cell) and first used from sync code:
+            # set up in a loop thread of its own, as outside a loop.
+            self._start_own_loop()
+        return run_sync(self._loop, f"algo.{twin}()", fn, *args)
 
     @staticmethod
     def _in_loop_error(name: str, twin: str) -> AlgorithmStateError:
         return AlgorithmStateError(
-            f"{name}() blocks, so it cannot run inside an event loop; use `await algo.{twin}()` "
-            f"(with `async with config.build() as algo:`)"
+            f"{name}() would block the event loop this Algorithm was set up in (with "
+            f"`async with` or a bus of that loop); use `await algo.{twin}()` there"
         )
 
     def _require(self, state: str, action: str) -> None:
         if self._state != state:
             hint = " (use `async with config.build() as algo`)" if self._state == "built" else ""
             raise AlgorithmStateError(f"cannot {action}: the Algorithm is {self._state}{hint}")
-
-    def _next_seq(self) -> int:
-        seq = self._seq
-        self._seq = seq + 1
-        return seq
 
     def _result(self) -> dict[str, Any]:
         result = results(self.metrics)
@@ -398,7 +358,7 @@ class Algorithm:
             result[EVALUATION_KEY] = _copy_tree(evaluation.last)
         result["training_iteration"] = self.training_iteration
         # Handler errors counted on this bus, and in worker processes (their own buses).
-        groups = [self.env_runner_group, self.eval_env_runner_group]
+        groups = [self._env_runner_group, self.eval_env_runner_group]
         remote = sum(group.handler_errors() for group in groups if group is not None)
         result["callbacks"] = {"errors": self.bus.statistics().errors + remote}
         return result
@@ -409,7 +369,9 @@ class Algorithm:
             return
 
         # A partial of a module-level function, so that it pickles to worker processes.
-        await self._group.foreach_env_with_context(functools.partial(_set_task, fn, result))
+        await self.env_runner_group.aforeach_env_with_context(
+            functools.partial(_set_task, fn, result)
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._state}, iteration {self.training_iteration}>"
@@ -418,21 +380,6 @@ class Algorithm:
 def _set_task(fn: Any, result: dict[str, Any], env: Any, env_context: Any) -> None:
     if isinstance(env, TaskSettableEnv):
         env.set_task(fn(result, env, env_context))
-
-
-def _write_atomically(directory: Path, data: bytes) -> None:
-    """Write the checkpoint file under a temporary name, then rename it into place."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".msgpack")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, directory / CHECKPOINT_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _copy_tree(tree: dict[str, Any]) -> dict[str, Any]:
@@ -448,25 +395,3 @@ def _apply_changes(result: dict[str, Any], before: dict[str, Any], after: dict[s
             _apply_changes(result[key], old, value)
         elif key not in before or old != value:
             result[key] = value
-
-
-def _callback_states(callbacks: tuple[object, ...]) -> list[dict[str, Any]]:
-    states = []
-    for cb in callbacks:
-        get_state = getattr(cb, "get_state", None)
-        state = get_state() if get_state is not None else None
-        states.append({"class": type(cb).__qualname__, "state": state})
-    return states
-
-
-def _set_callback_states(callbacks: tuple[object, ...], states: list[dict[str, Any]]) -> None:
-    by_class: dict[str, list[Any]] = {}
-    for record in states:
-        by_class.setdefault(record["class"], []).append(record["state"])
-    for cb in callbacks:
-        saved = by_class.get(type(cb).__qualname__)
-        if saved:
-            state = saved.pop(0)
-            set_state = getattr(cb, "set_state", None)
-            if state is not None and set_state is not None:
-                set_state(state)

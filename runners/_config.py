@@ -6,19 +6,18 @@ import copy
 import difflib
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from hookbus.kernel import ConfigError
+from hookbus.kernel import Bus, ConfigError
 
+from ._builtin import EnvRunnerMetrics
 from ._env import check_env
 from ._exploration import check_exploration_config
+from .backends import check_backend
 
-if TYPE_CHECKING:
-    from ._algorithm import Algorithm
+__all__ = ("DURATION_UNITS", "AlgorithmConfig")
 
-__all__ = ("BACKENDS", "DURATION_UNITS", "AlgorithmConfig")
-
-BACKENDS = ("inline", "process", "ray")
+AlgorithmT = TypeVar("AlgorithmT")
 DURATION_UNITS = ("episodes", "timesteps")
 
 _COMMON: dict[str, dict[str, Any]] = {
@@ -67,16 +66,19 @@ _COMMON: dict[str, dict[str, Any]] = {
 _NOT_OVERRIDABLE = {*_COMMON["evaluation"], "num_env_runners"}
 
 
-class AlgorithmConfig:
+class AlgorithmConfig(Generic[AlgorithmT]):
     """Collect an Algorithm's settings with chained calls, then ``build()`` it.
 
     Each method takes its section's settings by keyword (``training(lr=1e-3)``); a name the
     section does not have is a ConfigError at once, with the allowed names. Values are
     checked by ``validate()``, which ``build()`` runs. Read a setting as an attribute
     (``config.train_batch_size``); ``config.in_evaluation`` tells evaluation runners apart.
+
+    The type parameter is the Algorithm ``build()`` returns (``PPOConfig`` builds ``PPO``).
     """
 
-    algo_class: ClassVar[type[Algorithm] | None] = None
+    algo_class: ClassVar[Callable[..., Any] | None] = None
+    """The Algorithm class ``build()`` makes (each algorithm's config sets it)."""
     default_exploration_config: ClassVar[dict[str, Any]] = {"type": "StochasticSampling"}
     """What ``exploration_config=None`` means for this algorithm."""
     _sections: ClassVar[dict[str, dict[str, Any]]] = _COMMON
@@ -126,7 +128,7 @@ class AlgorithmConfig:
 
     # --- the builder ------------------------------------------------------------------------
 
-    def environment(self, env: Any = None, **settings: Any) -> AlgorithmConfig:
+    def environment(self, env: Any = None, **settings: Any) -> Self:
         """Set ``env`` (a registered id, an Env class or a creator), ``env_config``, ...
 
         ``env_task_fn(train_results, task_settable_env, env_context) -> task`` sets every
@@ -136,26 +138,26 @@ class AlgorithmConfig:
             settings["env"] = env
         return self._update("environment", settings)
 
-    def env_runners(self, **settings: Any) -> AlgorithmConfig:
+    def env_runners(self, **settings: Any) -> Self:
         """Set ``num_env_runners``, ``num_envs_per_env_runner``, ``backend``, ``explore``, ..."""
         return self._update("env_runners", settings)
 
-    def training(self, **settings: Any) -> AlgorithmConfig:
+    def training(self, **settings: Any) -> Self:
         """Set ``lr``, ``gamma``, ``train_batch_size`` and the algorithm's own settings."""
         return self._update("training", settings)
 
-    def debugging(self, **settings: Any) -> AlgorithmConfig:
+    def debugging(self, **settings: Any) -> Self:
         """Set ``seed`` (runs with the same seed and settings are reproducible)."""
         return self._update("debugging", settings)
 
-    def evaluation(self, **settings: Any) -> AlgorithmConfig:
+    def evaluation(self, **settings: Any) -> Self:
         """Set ``evaluation_interval``, ``evaluation_duration``, ``evaluation_config``, ...
 
         RLlib's evaluation settings; docs/evaluation.md explains each and its default.
         """
         return self._update("evaluation", settings)
 
-    def fault_tolerance(self, **settings: Any) -> AlgorithmConfig:
+    def fault_tolerance(self, **settings: Any) -> Self:
         """Set ``restart_failed_env_runners``, ``max_num_env_runner_restarts``, ... (RLlib's)."""
         return self._update("fault_tolerance", settings)
 
@@ -166,7 +168,7 @@ class AlgorithmConfig:
         on_error: str = "raise",
         plugins: bool | list[str] = False,
         **hook_callables: Any,
-    ) -> AlgorithmConfig:
+    ) -> Self:
         """Set the callback classes (or instances) and per-hook callables, as ``Bus(...)`` takes.
 
         Each call replaces what an earlier one set; hook names are checked by ``build()``.
@@ -185,7 +187,7 @@ class AlgorithmConfig:
         self.plugins = plugins
         return self
 
-    def _update(self, section: str, settings: dict[str, Any]) -> AlgorithmConfig:
+    def _update(self, section: str, settings: dict[str, Any]) -> Self:
         allowed = self._sections[section]
         for name, value in settings.items():
             if name not in allowed:
@@ -217,7 +219,7 @@ class AlgorithmConfig:
         """The exploration settings in force: ``exploration_config`` or the default."""
         return dict(self.exploration_config or self.default_exploration_config)
 
-    def copy(self) -> AlgorithmConfig:
+    def copy(self) -> Self:
         """Return an independent copy (callback instances and functions are shared)."""
         new = copy.copy(self)
         for settings in self._sections.values():
@@ -229,7 +231,7 @@ class AlgorithmConfig:
         new.callbacks_per_hook = {k: list(v) for k, v in self.callbacks_per_hook.items()}
         return new
 
-    def get_evaluation_config_object(self) -> AlgorithmConfig:
+    def get_evaluation_config_object(self) -> Self:
         """Return the config of the evaluation runners: a copy with ``evaluation_config`` applied.
 
         It has ``in_evaluation=True`` and ``num_env_runners=evaluation_num_env_runners``.
@@ -281,14 +283,7 @@ class AlgorithmConfig:
         )
         if self._rollout_fragment_length != "auto":
             _int_at_least("rollout_fragment_length", self._rollout_fragment_length, 1)
-        if self.backend not in BACKENDS:
-            raise ConfigError(
-                f"unknown backend {self.backend!r}; allowed: {', '.join(map(repr, BACKENDS))}"
-            )
-        if self.backend == "ray":
-            raise ConfigError(
-                "backend 'ray' is not available in this release; use 'inline' or 'process'"
-            )
+        check_backend(self.backend)
         if not isinstance(self.lr, int | float) or not self.lr > 0:
             raise ConfigError(f"lr must be a number > 0, got {self.lr!r}")
         if not isinstance(self.gamma, int | float) or not 0 <= self.gamma <= 1:
@@ -359,7 +354,32 @@ class AlgorithmConfig:
                 f"delay_between_env_runner_restarts_s must be a number >= 0, got {delay!r}"
             )
 
-    def build(self, bus: Any = None) -> Algorithm:
+    def make_bus(self, bus: Bus | None = None, *, observers: bool = True) -> Bus:
+        """Return a bus with this config's callbacks and the built-in runner metrics.
+
+        A new bus, or ``bus`` (a shared one) with them added. ``observers=False`` leaves the
+        observer classes out: a worker process's bus, whose events observers see on the
+        Algorithm's bus.
+        """
+        classes = self.callbacks_class
+        if not observers:
+            classes = [c for c in classes if not getattr(c, "observer", False)]
+        if bus is None:
+            bus = Bus(
+                classes, on_error=self.on_error, plugins=self.plugins, **self.callbacks_per_hook
+            )
+        else:
+            if self.on_error != bus.on_error:
+                raise ConfigError(
+                    f"on_error={self.on_error!r} in config.callbacks() differs from the "
+                    f"shared bus's {bus.on_error!r}; set it on the Bus"
+                )
+            bus.add_callbacks(classes, **self.callbacks_per_hook)
+        if not any(isinstance(cb, EnvRunnerMetrics) for cb in bus.callbacks):
+            bus.add_callbacks(EnvRunnerMetrics())
+        return bus
+
+    def build(self, bus: Bus | None = None) -> AlgorithmT:
         """Check the settings and build the Algorithm (sharing ``bus`` if given).
 
         Outside an event loop the Algorithm is also set up before this returns (its envs
@@ -371,7 +391,8 @@ class AlgorithmConfig:
                 f"{type(self).__name__} names no algorithm; use PPOConfig() or DQNConfig()"
             )
         self.validate()
-        return self.algo_class(self.copy(), bus=bus)
+        algorithm: AlgorithmT = self.algo_class(self.copy(), bus=bus)
+        return algorithm
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.env!r}, backend={self.backend!r})"

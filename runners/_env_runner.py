@@ -47,7 +47,7 @@ class EnvRunner:
 
     def __init__(
         self,
-        config: AlgorithmConfig,
+        config: AlgorithmConfig[Any],
         *,
         bus: Bus,
         module: Any = None,
@@ -393,6 +393,19 @@ class EnvRunner:
         """Publish ``on_environment_created`` (once; ``sample()`` does it if not done yet)."""
         if not self._announced:
             await self._announce()
+
+    def compute_single_action(self, observation: Any, *, explore: bool | None = None) -> Any:
+        """Return the module's action for one observation, through this runner's exploration.
+
+        ``explore`` defaults to the config's; schedules (epsilon-greedy) apply at this
+        runner's current timestep.
+        """
+        explore = self.config.explore if explore is None else explore
+        batch = np.asarray(observation)[None]
+        actions = self._exploration.get_actions(
+            self.module, batch, self._rng, self._timestep, explore
+        )
+        return np.asarray(actions)[0]
 
     def get_metrics(self) -> dict[str, Any]:
         """Reduce this runner's metrics into a mergeable snapshot (plain data)."""

@@ -18,19 +18,21 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from hookbus.events import EnvRunnersRecreated, EvaluateEnd, EvaluateStart
+from hookbus.kernel import Bus, Publisher
 from hookbus.metrics import MetricsLogger, results
 
 from ._env_runner import SampleSummary
+from ._loop import LoopThread
+from .backends._base import EnvRunnerHandle
 from .backends._group import EnvRunnerGroup, gather
 from .backends._wire import RemoteError
 
 if TYPE_CHECKING:
-    from ._algorithm import Algorithm
     from ._config import AlgorithmConfig
 
 __all__ = ("EVALUATION_KEY", "Evaluation")
@@ -44,6 +46,16 @@ logger = logging.getLogger("hookbus")
 _Outcome = SampleSummary | BaseException
 
 
+class Trainer(Protocol):
+    """What evaluation uses of the Algorithm it evaluates."""
+
+    config: AlgorithmConfig[Any]
+    bus: Bus
+    metrics: MetricsLogger
+    learner: Any
+    training_iteration: int
+
+
 class Evaluation:
     """Run an Algorithm's evaluation rounds on an evaluation EnvRunnerGroup.
 
@@ -52,8 +64,12 @@ class Evaluation:
     training step, on the weights from before that step (RLlib's one-iteration lag).
     """
 
-    def __init__(self, algorithm: Algorithm) -> None:
+    def __init__(
+        self, algorithm: Trainer, publisher: Publisher, *, loop: LoopThread | None = None
+    ) -> None:
         self.algorithm = algorithm
+        self._publisher = publisher  # the Algorithm's: its events, its seq
+        self._loop = loop
         self.config = algorithm.config.get_evaluation_config_object()
         """The evaluation runners' config (``in_evaluation=True``, overrides applied)."""
         self.group: EnvRunnerGroup | None = None
@@ -71,7 +87,7 @@ class Evaluation:
         # Their own copy: a round running parallel to training must not see the weights
         # change under it while the learner updates (in a worker thread).
         self._module = copy.deepcopy(algorithm.learner.module)
-        self.group = EnvRunnerGroup(self.config, bus=algorithm.bus)
+        self.group = EnvRunnerGroup(self.config, bus=algorithm.bus, loop=self._loop)
         self.group.set_module(self._module)
         await self.group.setup()
 
@@ -116,10 +132,17 @@ class Evaluation:
             weights = algorithm.learner.module.get_state()
         restored = await group.restore_env_runners(weights)
         if restored:
-            await self._publish_recreated(restored)
+            await self._publisher.publish(
+                EnvRunnersRecreated,
+                {"env_runner_group": group, "env_runner_indices": restored, "is_evaluation": True},
+                env_runner_indices=restored,
+                is_evaluation=True,
+            )
         self._module.set_state(weights)
         await group.sync_weights(weights)
-        await self._publish_start()
+        await self._publisher.publish(
+            EvaluateStart, training_iteration=algorithm.training_iteration
+        )
         metrics_logger = algorithm.metrics
         # Each round reports its own episodes; lifetime counters go on counting.
         _forget_round_stats(metrics_logger)
@@ -134,7 +157,13 @@ class Evaluation:
         metrics["num_healthy_workers"] = group.num_healthy_remote_workers()
         metrics["num_remote_worker_restarts"] = group.num_remote_worker_restarts()
         metrics.update(extra)
-        await self._publish_end(metrics)
+        # Handlers edit `metrics` in place: what they leave is what the result shows.
+        await self._publisher.publish(
+            EvaluateEnd,
+            {"evaluation_metrics": metrics},
+            training_iteration=algorithm.training_iteration,
+            evaluation_metrics=metrics,
+        )
         self.last = metrics
         return metrics
 
@@ -157,8 +186,9 @@ class Evaluation:
         self, group: EnvRunnerGroup, training: anyio.Event | None
     ) -> list[SampleSummary]:
         """Sample the round's budget on the healthy runners (the local one if none remote)."""
+        runners: list[EnvRunnerHandle]
         if not group.remote_env_runners:
-            runners = [group.local_env_runner]
+            runners = list(group.sampling_runners)
         else:
             runners = group.healthy_remote_runners
             if not runners:
@@ -173,11 +203,9 @@ class Evaluation:
                 return await self._sample_auto(runners, training)
             return await self._sample_fixed(runners)
         finally:
-            for runner in runners:  # workers a timeout or a cancellation ended
-                if not getattr(runner, "alive", True):
-                    group.mark_failed(runner.worker_index)
+            group.mark_lost(runners)  # workers a timeout or a cancellation ended
 
-    async def _sample_fixed(self, runners: list[Any]) -> list[SampleSummary]:
+    async def _sample_fixed(self, runners: list[EnvRunnerHandle]) -> list[SampleSummary]:
         """Sample exactly ``evaluation_duration`` episodes or env steps over ``runners``.
 
         Synchronous (default): the budget is split evenly (the first ``budget % k`` runners
@@ -236,7 +264,7 @@ class Evaluation:
         return summaries
 
     async def _sample_auto(
-        self, runners: list[Any], training: anyio.Event | None
+        self, runners: list[EnvRunnerHandle], training: anyio.Event | None
     ) -> list[SampleSummary]:
         """Sample on every runner until the parallel training step ends (one unit at least).
 
@@ -254,7 +282,7 @@ class Evaluation:
                 return not training.is_set()
             return time.monotonic() - started < expected
 
-        async def run(runner: Any) -> None:
+        async def run(runner: EnvRunnerHandle) -> None:
             first = True
             while first or more():
                 left = expected - (time.monotonic() - started)
@@ -275,13 +303,12 @@ class Evaluation:
         return summaries
 
     async def _request(
-        self, runner: Any, share: int, by_episodes: bool, *, first_of_round: bool = True
+        self, runner: EnvRunnerHandle, share: int, by_episodes: bool, *, first_of_round: bool = True
     ) -> _Outcome:
         """Ask ``runner`` for ``share`` episodes or env steps; a lost worker is an outcome."""
         config = self.config
-        # Only a worker process can be given up on: an in-process runner steps in this thread.
-        remote = hasattr(runner, "alive")
-        timeout = config.evaluation_sample_timeout_s if remote else None
+        # Only a worker elsewhere can be given up on: an in-process runner steps in this thread.
+        timeout = None if runner.in_process else config.evaluation_sample_timeout_s
         request = functools.partial(
             runner.sample_and_get_metrics,
             num_episodes=share if by_episodes else None,
@@ -304,7 +331,7 @@ class Evaluation:
             raise
         return summary
 
-    def _failed(self, runner: Any, outcome: BaseException) -> None:
+    def _failed(self, runner: EnvRunnerHandle, outcome: BaseException) -> None:
         """Take a lost runner out of service, or raise, as the fault-tolerance settings say."""
         if not (isinstance(outcome, RemoteError) and outcome.worker_lost):
             raise outcome  # a handler's or the env's own error: it propagates
@@ -318,54 +345,6 @@ class Evaluation:
             )
             raise outcome
         logger.warning("hookbus: evaluation goes on without it: %s", outcome)
-
-    # --- the Algorithm's hooks --------------------------------------------------------------
-
-    async def _publish_start(self) -> None:
-        algorithm = self.algorithm
-        if algorithm.bus.has_subscribers(EvaluateStart):
-            event = EvaluateStart(
-                source="algorithm",
-                seq=algorithm._next_seq(),
-                training_iteration=algorithm.training_iteration,
-            )
-            await algorithm.bus.publish(
-                event, algorithm=algorithm, metrics_logger=algorithm.metrics
-            )
-
-    async def _publish_end(self, metrics: dict[str, Any]) -> None:
-        algorithm = self.algorithm
-        if algorithm.bus.has_subscribers(EvaluateEnd):
-            event = EvaluateEnd(
-                source="algorithm",
-                seq=algorithm._next_seq(),
-                training_iteration=algorithm.training_iteration,
-                evaluation_metrics=metrics,
-            )
-            # Handlers edit `metrics` in place: what they leave is what the result shows.
-            await algorithm.bus.publish(
-                event,
-                algorithm=algorithm,
-                metrics_logger=algorithm.metrics,
-                evaluation_metrics=metrics,
-            )
-
-    async def _publish_recreated(self, indices: list[int]) -> None:
-        algorithm = self.algorithm
-        if algorithm.bus.has_subscribers(EnvRunnersRecreated):
-            event = EnvRunnersRecreated(
-                source="algorithm",
-                seq=algorithm._next_seq(),
-                env_runner_indices=indices,
-                is_evaluation=True,
-            )
-            await algorithm.bus.publish(
-                event,
-                algorithm=algorithm,
-                env_runner_group=self.group,
-                env_runner_indices=indices,
-                is_evaluation=True,
-            )
 
 
 async def _deliver(
@@ -409,7 +388,7 @@ def _split(budget: int, k: int) -> list[int]:
     return [base + (i < extra) for i in range(k)]
 
 
-def _units(budget: int, k: int, config: AlgorithmConfig, by_episodes: bool) -> list[int]:
+def _units(budget: int, k: int, config: AlgorithmConfig[Any], by_episodes: bool) -> list[int]:
     """Cut ``budget`` into the units that asynchronous evaluation hands out one by one.
 
     An episode per sub-env (a request then wastes no partial episode), or for env steps
@@ -425,7 +404,7 @@ def _units(budget: int, k: int, config: AlgorithmConfig, by_episodes: bool) -> l
     return [size] * whole + ([rest] if rest else [])
 
 
-def _auto_steps(left_s: float, throughput: float | None, config: AlgorithmConfig) -> int:
+def _auto_steps(left_s: float, throughput: float | None, config: AlgorithmConfig[Any]) -> int:
     """Size an "auto" unit: the steps that fill ``left_s``, clamped, in whole vector steps."""
     low = config.evaluation_auto_duration_min_env_steps_per_sample
     high = config.evaluation_auto_duration_max_env_steps_per_sample

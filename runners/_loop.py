@@ -9,7 +9,9 @@ from typing import Any, TypeVar
 import anyio
 from anyio.from_thread import BlockingPortal
 
-__all__ = ("LoopThread", "in_event_loop")
+from ._errors import AlgorithmStateError
+
+__all__ = ("LoopThread", "in_event_loop", "run_sync")
 
 T = TypeVar("T")
 
@@ -50,6 +52,8 @@ class LoopThread:
 
         self._thread = threading.Thread(target=run, name=name, daemon=True)
         self._thread.start()
+        self.thread_id = self._thread.ident
+        """The loop thread's ident (sync calls from it would deadlock)."""
         ready.wait()
         if self._error is not None:
             raise self._error
@@ -66,3 +70,47 @@ class LoopThread:
         if portal is not None:
             portal.call(portal.stop)
             self._thread.join()
+
+
+def run_sync(
+    loop: LoopThread | None,
+    twin: str,
+    fn: Callable[..., Awaitable[T]],
+    *args: Any,
+    may_wait: bool = True,
+) -> T:
+    """Return ``await fn(*args)`` for sync code, from whichever thread it is called.
+
+    ``loop`` is the Algorithm's own loop thread (None when it lives in the caller's loop).
+    From another thread (a script, a notebook's loop thread, a handler run in a worker
+    thread) the call goes to that loop and blocks. On the loop's own thread (a sync handler
+    called inline) blocking would deadlock: there only a call that never waits
+    (``may_wait=False``: in-process runners) runs, to completion; otherwise the error names
+    ``twin``, the async form to await instead.
+    """
+    if loop is not None and threading.get_ident() != loop.thread_id:
+        return loop.call(fn, *args)
+    if loop is None and not in_event_loop():
+        try:  # a worker thread of the caller's loop (anyio.to_thread)
+            result: T = anyio.from_thread.run(fn, *args)  # type: ignore[arg-type]
+            return result
+        except RuntimeError as exc:
+            if "worker thread" not in str(exc):
+                raise
+            raise AlgorithmStateError(
+                f"this Algorithm runs in another thread's event loop; use `await {twin}` there"
+            ) from None
+    if may_wait:
+        raise AlgorithmStateError(
+            f"this call waits (for worker processes or the learner), which sync code running "
+            f"on the event loop's own thread cannot do without deadlocking; make the handler "
+            f"async and use `await {twin}`"
+        )
+    coroutine: Any = fn(*args)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        value: T = done.value
+        return value
+    coroutine.close()
+    raise RuntimeError(f"hookbus bug: {fn!r} waited although may_wait=False")

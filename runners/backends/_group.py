@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import math
 import time
@@ -15,7 +14,10 @@ import anyio
 from hookbus.kernel import Bus, Episode
 
 from .._env_runner import EnvRunner
-from ._process import ProcessEnvRunner
+from .._loop import LoopThread, run_sync
+from . import load_backend
+from ._base import EnvRunnerHandle
+from ._inline import InlineEnvRunner
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
@@ -31,45 +33,55 @@ class EnvRunnerGroup:
     """Hold ``local_env_runner`` (index 0) and ``num_env_runners`` remote runners (1..N).
 
     As in RLlib, the remote runners sample when there are any; otherwise the local one does.
-    With the ``"inline"`` backend remote runners are tasks in this event loop; with
-    ``"process"`` they are worker processes (``ProcessEnvRunner``).
+    The remote runners are handles of the config's backend (``backends.BACKENDS``): tasks
+    in this event loop (``"inline"``) or worker processes (``"process"``); the group uses
+    only the contract (``backends/_base.py``).
 
     A remote runner whose worker died or hung is *failed* (``mark_failed``): the group's
     methods leave it out until ``restore_env_runners()`` restarts it, as the config's
     fault-tolerance settings allow.
+
+    ``foreach_env(fn)``, ``foreach_env_with_context(fn)`` and ``foreach_env_runner(fn)`` are
+    sync, as in RLlib (a script, a sync callback); ``aforeach_env(fn)``, ... are their
+    async twins for async code.
     """
 
     def __init__(
         self,
-        config: AlgorithmConfig,
+        config: AlgorithmConfig[Any],
         *,
         bus: Bus,
         module: Any = None,
+        loop: LoopThread | None = None,
     ) -> None:
         self.config = config
         self.local_env_runner = EnvRunner(config, bus=bus, module=module, worker_index=0)
-        make: Callable[[int], Any]
-        if config.backend == "process":
-            make = lambda index: ProcessEnvRunner(config, bus=bus, worker_index=index)  # noqa: E731
-        else:
-            make = lambda index: EnvRunner(config, bus=bus, module=module, worker_index=index)  # noqa: E731
-        self.remote_env_runners: list[Any] = [
-            make(index) for index in range(1, config.num_env_runners + 1)
+        """The local EnvRunner (it samples when there are no remote runners)."""
+        self._local = InlineEnvRunner.wrapping(self.local_env_runner)
+        make = load_backend(config.backend)
+        self.remote_env_runners: list[EnvRunnerHandle] = [
+            make(config, bus=bus, worker_index=index, module=module)
+            for index in range(1, config.num_env_runners + 1)
         ]
+        """The remote runners' handles (``backends/_base.py``), worker index 1..N."""
+        self.loop = loop
+        """The event loop thread that sync calls go to (None: the caller's loop)."""
         self._failed: dict[int, float] = {}  # worker index -> when it failed (monotonic)
         self._restarts: dict[int, int] = {}  # worker index -> restarts tried
 
     @property
-    def sampling_runners(self) -> Sequence[Any]:
+    def sampling_runners(self) -> Sequence[EnvRunnerHandle]:
         """The runners that sample: the healthy remote ones, or the local one alone."""
-        return self.healthy_remote_runners or [self.local_env_runner]
+        if not self.remote_env_runners:
+            return [self._local]
+        return self.healthy_remote_runners or [self._local]
 
     @property
-    def healthy_remote_runners(self) -> list[Any]:
-        """The remote runners that have not failed (all of them, unless some did)."""
-        if not self._failed:
-            return self.remote_env_runners
-        return [r for r in self.remote_env_runners if r.worker_index not in self._failed]
+    def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
+        """The remote runners that have not failed and whose worker is there."""
+        return [
+            r for r in self.remote_env_runners if r.worker_index not in self._failed and r.healthy
+        ]
 
     @property
     def num_env_runners(self) -> int:
@@ -84,7 +96,7 @@ class EnvRunnerGroup:
 
     def num_healthy_remote_workers(self) -> int:
         """Return how many remote runners are healthy."""
-        return len(self.remote_env_runners) - len(self._failed)
+        return len(self.healthy_remote_runners)
 
     def num_remote_worker_restarts(self) -> int:
         """Return how many restarts of failed remote runners were tried in all."""
@@ -93,6 +105,12 @@ class EnvRunnerGroup:
     def mark_failed(self, worker_index: int) -> None:
         """Take remote runner ``worker_index`` out of service (its worker is gone)."""
         self._failed.setdefault(worker_index, time.monotonic())
+
+    def mark_lost(self, runners: Sequence[EnvRunnerHandle]) -> None:
+        """Mark failed those of ``runners`` whose worker was lost (a timeout ended it, say)."""
+        for runner in runners:
+            if not runner.healthy:
+                self.mark_failed(runner.worker_index)
 
     async def restore_env_runners(self, weights: dict[str, Any]) -> list[int]:
         """Restart the failed runners the fault-tolerance settings allow; return their indices.
@@ -137,17 +155,17 @@ class EnvRunnerGroup:
 
         In-process runners share it; worker processes get a copy when they start.
         """
-        for runner in [self.local_env_runner, *self.remote_env_runners]:
+        for runner in [self._local, *self.remote_env_runners]:
             if runner.module is None:
                 runner.module = module
 
     def handler_errors(self) -> int:
-        """Return the handler exceptions counted in worker processes (in-process: on the bus)."""
-        return sum(getattr(runner, "handler_errors", 0) for runner in self.remote_env_runners)
+        """Return the handler exceptions counted on the remote runners' own buses."""
+        return sum(runner.handler_errors for runner in self.remote_env_runners)
 
     async def setup(self) -> None:
-        """Start worker processes (in parallel); announce every env (on_environment_created)."""
-        await self.local_env_runner.setup()
+        """Start the remote runners (in parallel); announce every env (on_environment_created)."""
+        await self._local.setup()
         await gather([runner.setup for runner in self.remote_env_runners])
 
     async def sample(self, num_timesteps: int) -> list[Episode]:
@@ -159,40 +177,65 @@ class EnvRunnerGroup:
 
     async def get_metrics(self) -> list[dict[str, Any]]:
         """Return a metrics snapshot (``reduce()``) of every sampling runner."""
-        return await gather([_async(r.get_metrics) for r in self.sampling_runners])
+        return await gather([r.get_metrics for r in self.sampling_runners])
 
     async def sync_weights(self, weights: dict[str, Any]) -> None:
         """Send the learner's weights to every healthy remote runner."""
         await gather(
-            [_async(functools.partial(r.set_weights, weights)) for r in self.healthy_remote_runners]
+            [functools.partial(r.set_weights, weights) for r in self.healthy_remote_runners]
         )
 
-    async def foreach_env_runner(
+    # --- calling into the runners (RLlib's sync names, and async twins) ---------------------
+
+    async def aforeach_env_runner(
         self, fn: Callable[[Any], Any], *, local_env_runner: bool = True
     ) -> list[Any]:
-        """Call ``fn(runner)`` on every healthy runner (the local one first); return the results."""
-        results = [fn(self.local_env_runner)] if local_env_runner else []
-        for runner in self.healthy_remote_runners:
-            remote = isinstance(runner, ProcessEnvRunner)
-            results.append(await runner.apply(fn) if remote else fn(runner))
-        return results
+        """Call ``fn(env_runner)`` on every healthy runner (the local one first); return results.
 
-    async def foreach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
+        In a worker process ``fn`` runs there (it must pickle).
+        """
+        return [await r.apply(fn) for r in self._targets(local_env_runner)]
+
+    async def aforeach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
         """Call ``fn(sub_env)`` on every sub-env of every healthy runner; results per runner."""
-        local = [self.local_env_runner.foreach_env(fn)]
-        remote = self.healthy_remote_runners
-        return local + [await _maybe_await(r.foreach_env(fn)) for r in remote]
+        return [await r.foreach_env(fn) for r in self._targets(True)]
 
-    async def foreach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[list[Any]]:
+    async def aforeach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[list[Any]]:
         """Call ``fn(sub_env, env_context)`` on every sub-env of every healthy runner."""
-        local = [self.local_env_runner.foreach_env_with_context(fn)]
-        remote = self.healthy_remote_runners
-        return local + [await _maybe_await(r.foreach_env_with_context(fn)) for r in remote]
+        return [await r.foreach_env_with_context(fn) for r in self._targets(True)]
+
+    def foreach_env_runner(
+        self, fn: Callable[[Any], Any], *, local_env_runner: bool = True
+    ) -> list[Any]:
+        """Sync twin of ``aforeach_env_runner()``: works from scripts and sync callbacks."""
+        call = functools.partial(self.aforeach_env_runner, local_env_runner=local_env_runner)
+        return self._sync(
+            "env_runner_group.aforeach_env_runner(fn)", call, fn, local=local_env_runner
+        )
+
+    def foreach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
+        """Sync twin of ``aforeach_env()``: works from scripts and sync callbacks."""
+        return self._sync("env_runner_group.aforeach_env(fn)", self.aforeach_env, fn)
+
+    def foreach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[list[Any]]:
+        """Sync twin of ``aforeach_env_with_context()``."""
+        return self._sync(
+            "env_runner_group.aforeach_env_with_context(fn)", self.aforeach_env_with_context, fn
+        )
+
+    def _targets(self, local: bool) -> list[EnvRunnerHandle]:
+        return [self._local, *self.healthy_remote_runners] if local else self.healthy_remote_runners
+
+    def _sync(
+        self, twin: str, call: Callable[..., Awaitable[T]], fn: Any, *, local: bool = True
+    ) -> T:
+        may_wait = any(not r.in_process for r in self._targets(local))
+        return run_sync(self.loop, twin, call, fn, may_wait=may_wait)
 
     async def astop(self) -> None:
         """Stop every runner (close envs, end worker processes), even if one fails."""
-        self.local_env_runner.stop()
-        await gather([_async(r.stop) for r in self.remote_env_runners])
+        await self._local.stop()
+        await gather([r.stop for r in self.remote_env_runners])
 
 
 async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
@@ -226,17 +269,3 @@ async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
             )
         raise first from None
     return results
-
-
-def _async(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
-    """Wrap a call that may return a value or an awaitable (inline vs process runners)."""
-
-    async def call() -> Any:
-        value = fn()
-        return await value if inspect.isawaitable(value) else value
-
-    return call
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value

@@ -5,23 +5,45 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from hookbus.events import Event, codec
+from hookbus.events import BaseEvent
 from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Episode
 
 from .._env_runner import SampleSummary
-from ._wire import RemoteError, episode_from_wire, error_from_wire, frame
+from ._wire import (
+    Call,
+    Done,
+    Failed,
+    GetMetrics,
+    Init,
+    RemoteError,
+    Reply,
+    Request,
+    Sample,
+    SampleAndGetMetrics,
+    Sampled,
+    Setup,
+    SetWeights,
+    Stop,
+    Summary,
+    decode_reply,
+    episode_from_wire,
+    error_from_wire,
+    frame,
+)
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
 
 __all__ = ("ProcessEnvRunner",)
+
+R = TypeVar("R", bound=Reply)
 
 _HOOKS_WITH_ENV_INDEX = frozenset(h for h, args in LIVE_ARGS.items() if "env_index" in args)
 _STOP_TIMEOUT_S = 10.0
@@ -35,11 +57,15 @@ class ProcessEnvRunner:
     bus want are sent back after each call and forwarded to them in order.
     """
 
-    def __init__(self, config: AlgorithmConfig, *, bus: Bus, worker_index: int) -> None:
+    in_process = False  # a worker process: requests wait on its pipe, and may time out
+
+    def __init__(
+        self, config: AlgorithmConfig[Any], *, bus: Bus, worker_index: int, module: Any = None
+    ) -> None:
         self.config = config
         self.bus = bus
         self.worker_index = worker_index
-        self.module: Any = None
+        self.module: Any = module
         self._process: Process | None = None
         self._replies: BufferedByteReceiveStream | None = None
         self._lock: anyio.Lock | None = None
@@ -49,9 +75,11 @@ class ProcessEnvRunner:
         self._errors_before = 0  # counted by workers this runner had before a restart
 
     @property
-    def alive(self) -> bool:
+    def healthy(self) -> bool:
         """Whether the worker process is running (not yet started, stopped or lost: False)."""
         return self._process is not None
+
+    alive = healthy  # its name before the backend contract
 
     @property
     def where(self) -> str:
@@ -80,9 +108,8 @@ class ProcessEnvRunner:
         assert self._process.stdout is not None
         self._replies = BufferedByteReceiveStream(self._process.stdout)
         self._lock = anyio.Lock()
-        await self._request({"op": "init", "worker_index": self.worker_index, **payload})
-        reply = await self._request({"op": "setup"})
-        await self._forward(reply["events"])
+        await self._request(Init(worker_index=self.worker_index, **payload))
+        await self._request(Setup())
 
     async def sample(
         self,
@@ -94,18 +121,15 @@ class ProcessEnvRunner:
         exact: bool = False,
     ) -> list[Episode]:
         """Sample in the worker; forward its events to observers; return the episode chunks."""
-        reply = await self._request(
-            {
-                "op": "sample",
-                "num_timesteps": num_timesteps,
-                "num_episodes": num_episodes,
-                "random_actions": random_actions,
-                "force_reset": force_reset,
-                "exact": exact,
-            }
+        request = Sample(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            random_actions=random_actions,
+            force_reset=force_reset,
+            exact=exact,
         )
-        await self._forward(reply["events"])
-        return [episode_from_wire(e) for e in reply["episodes"]]
+        reply = await self._request(request, Sampled)
+        return [episode_from_wire(e) for e in reply.episodes]
 
     async def sample_and_get_metrics(
         self,
@@ -116,26 +140,23 @@ class ProcessEnvRunner:
         exact: bool = False,
     ) -> SampleSummary:
         """Sample in the worker and return counts and metrics; the episodes stay there."""
-        reply = await self._request(
-            {
-                "op": "sample_and_get_metrics",
-                "num_timesteps": num_timesteps,
-                "num_episodes": num_episodes,
-                "force_reset": force_reset,
-                "exact": exact,
-            }
+        request = SampleAndGetMetrics(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            force_reset=force_reset,
+            exact=exact,
         )
-        await self._forward(reply["events"])
-        return SampleSummary(reply["num_env_steps"], reply["num_episodes"], reply["metrics"])
+        reply = await self._request(request, Summary)
+        return SampleSummary(reply.num_env_steps, reply.num_episodes, reply.metrics)
 
     async def get_metrics(self) -> dict[str, Any]:
         """Return the worker runner's metrics snapshot."""
-        snapshot: dict[str, Any] = await self._request({"op": "get_metrics"})
+        snapshot: dict[str, Any] = (await self._request(GetMetrics(), Done)).value
         return snapshot
 
     async def set_weights(self, weights: dict[str, Any]) -> None:
         """Load the learner's weights into the worker's module."""
-        await self._request({"op": "set_weights", "weights": weights})
+        await self._request(SetWeights(weights=weights))
 
     async def apply(self, fn: Callable[[Any], Any]) -> Any:
         """Return ``fn(env_runner)`` computed in the worker (``fn`` must pickle)."""
@@ -164,7 +185,7 @@ class ProcessEnvRunner:
             return
         try:
             with anyio.move_on_after(_STOP_TIMEOUT_S):
-                await self._send(process, {"op": "stop"})
+                await self._send(process, Stop())
                 await process.wait()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass  # already gone
@@ -173,27 +194,29 @@ class ProcessEnvRunner:
 
     # --- the pipe ---------------------------------------------------------------------------
 
-    async def _call(self, on: str, fn: Callable[..., Any]) -> Any:
+    async def _call(self, on: Any, fn: Callable[..., Any]) -> Any:
         try:
             payload = pickle.dumps(fn)
         except Exception as exc:
             raise ConfigError(f"cannot send {fn!r} to {self.where}: {exc}") from exc
-        return pickle.loads(await self._request({"op": "call", "on": on, "fn": payload}))
+        reply = await self._request(Call(on=on, fn=payload), Done)
+        return pickle.loads(reply.value)
 
-    async def _forward(self, data: bytes) -> None:
-        for event in codec.decode_msgpack(data, list[Event]):
+    async def _forward(self, events: Sequence[BaseEvent]) -> None:
+        for event in events:
             # env_index is the one live argument an event carries, for the hooks that have it
             # (on_postprocess_trajectory's event carries it, but its handlers take none).
             if event.hook in _HOOKS_WITH_ENV_INDEX:
-                await self.bus.forward(event, env_index=event.env_index)
+                await self.bus.forward(event, env_index=event.env_index)  # type: ignore[attr-defined]
             else:
                 await self.bus.forward(event)
 
-    async def _request(self, message: dict[str, Any]) -> Any:
+    async def _request(self, message: Request, expect: type[R] = Done) -> R:  # type: ignore[assignment]
+        """Send ``message``, forward the reply's events, return the reply (``expect``)."""
         process, replies, lock = self._process, self._replies, self._lock
         if process is None or replies is None or lock is None:
             raise RemoteError.lost(f"{self.where} is not running")
-        message.setdefault("forward", sorted(self.bus.observed_hooks()))
+        message.forward = sorted(self.bus.observed_hooks())
         async with lock:
             answered = False
             try:
@@ -211,14 +234,19 @@ class ProcessEnvRunner:
                     if self._process is process:
                         self._process = None
                     await _end(process)
-        reply = codec.decode_msgpack(body)
-        self.handler_errors = self._errors_before + reply.get("handler_errors", 0)
-        if "error" in reply:
-            raise error_from_wire(reply["error"], self.where)
-        return reply["ok"]
+        reply = decode_reply(body)
+        self.handler_errors = self._errors_before + reply.handler_errors
+        await self._forward(reply.events)
+        if isinstance(reply, Failed):
+            raise error_from_wire(reply.error, self.where)
+        if not isinstance(reply, expect):
+            raise RemoteError(
+                f"{self.where} answered {type(reply).__name__}, not {expect.__name__}"
+            )
+        return reply
 
     @staticmethod
-    async def _send(process: Process, message: dict[str, Any]) -> None:
+    async def _send(process: Process, message: Request) -> None:
         assert process.stdin is not None
         await process.stdin.send(frame(message))
 
@@ -241,7 +269,7 @@ async def _exit_code(process: Process) -> int | None:
     return process.returncode
 
 
-def _pickled_config(config: AlgorithmConfig, module: Any) -> dict[str, Any]:
+def _pickled_config(config: AlgorithmConfig[Any], module: Any) -> dict[str, Any]:
     """Pickle what a worker needs, or explain what cannot cross to a process."""
     try:
         data = pickle.dumps(config)

@@ -1,18 +1,41 @@
-"""What crosses the pipe between the Algorithm and a worker process: frames, episodes, errors."""
+"""What crosses the pipe between the Algorithm and a worker process: typed messages.
+
+Each direction is a tagged union of ``msgspec.Struct``s, framed as a 4-byte little-endian
+length and that many MessagePack bytes (numpy arrays as the codec's extension type).
+A request names the worker method that serves it (``method``); every reply carries the
+events the Algorithm's observers want and the worker bus's handler-error count.
+"""
 
 from __future__ import annotations
 
 import pickle
 import traceback
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar, Literal
 
+import msgspec
 import numpy as np
 
-from hookbus.events import HookbusError, codec
+from hookbus.events import Event, HookbusError, codec
 from hookbus.kernel import Episode
 
 __all__ = (
+    "Call",
+    "Done",
+    "Failed",
+    "GetMetrics",
+    "Init",
     "RemoteError",
+    "Reply",
+    "Request",
+    "Sample",
+    "SampleAndGetMetrics",
+    "Sampled",
+    "SetWeights",
+    "Setup",
+    "Stop",
+    "Summary",
+    "WireEpisode",
+    "WireError",
     "episode_from_wire",
     "episode_to_wire",
     "error_from_wire",
@@ -21,7 +44,7 @@ __all__ = (
     "read_frame_sync",
 )
 
-_LENGTH = 4  # every frame: a 4-byte little-endian length, then that many msgpack bytes
+_LENGTH = 4
 
 
 class RemoteError(HookbusError, RuntimeError):
@@ -41,14 +64,161 @@ class RemoteError(HookbusError, RuntimeError):
         return error
 
 
-def frame(message: Any) -> bytes:
+# --- requests (Algorithm -> worker) -----------------------------------------------------------
+
+
+class _RequestBase(msgspec.Struct, tag_field="op", kw_only=True):
+    method: ClassVar[str]
+    forward: list[str] = msgspec.field(default_factory=list)
+    """The hooks whose events the worker sends back (what the Algorithm's observers want)."""
+
+
+class Init(_RequestBase, tag="init"):
+    """Build the worker's EnvRunner from the pickled config and module."""
+
+    method: ClassVar[str] = "init"
+    worker_index: int
+    config: bytes
+    module: bytes
+    main_path: str | None
+    sys_path: list[str]
+
+
+class Setup(_RequestBase, tag="setup"):
+    """Publish the env's creation."""
+
+    method: ClassVar[str] = "setup"
+
+
+class Sample(_RequestBase, tag="sample"):
+    """Sample and return the episode chunks."""
+
+    method: ClassVar[str] = "sample"
+    num_timesteps: int | None = None
+    num_episodes: int | None = None
+    random_actions: bool = False
+    force_reset: bool = False
+    exact: bool = False
+
+
+class SampleAndGetMetrics(_RequestBase, tag="sample_and_get_metrics"):
+    """Sample, keep the episodes, return counts and metrics."""
+
+    method: ClassVar[str] = "sample_and_get_metrics"
+    num_timesteps: int | None = None
+    num_episodes: int | None = None
+    force_reset: bool = False
+    exact: bool = False
+
+
+class GetMetrics(_RequestBase, tag="get_metrics"):
+    """Return the runner's metrics snapshot."""
+
+    method: ClassVar[str] = "get_metrics"
+
+
+class SetWeights(_RequestBase, tag="set_weights"):
+    """Load the learner's weights."""
+
+    method: ClassVar[str] = "set_weights"
+    weights: dict[str, Any]
+
+
+class Call(_RequestBase, tag="call"):
+    """Run a pickled function on the runner, each sub-env, or each sub-env with context."""
+
+    method: ClassVar[str] = "call"
+    on: Literal["runner", "env", "env_with_context"]
+    fn: bytes
+
+
+class Stop(_RequestBase, tag="stop"):
+    """Close the env and exit."""
+
+    method: ClassVar[str] = "stop"
+
+
+Request = Init | Setup | Sample | SampleAndGetMetrics | GetMetrics | SetWeights | Call | Stop
+
+
+# --- replies (worker -> Algorithm) ------------------------------------------------------------
+
+
+class WireEpisode(msgspec.Struct, kw_only=True):
+    """An episode chunk as arrays (custom data and temporary data stay in the worker)."""
+
+    id: str
+    env_index: int
+    t_started: int
+    observations: Any
+    actions: Any
+    rewards: Any
+    infos: list[dict[str, Any]]
+    terminated: bool
+    truncated: bool
+
+
+class WireError(msgspec.Struct, kw_only=True):
+    """A worker's exception: pickled if it round-trips, always as text."""
+
+    pickled: bytes | None
+    type: str
+    text: str
+
+
+class _ReplyBase(msgspec.Struct, tag_field="reply", kw_only=True):
+    events: list[Event] = msgspec.field(default_factory=list)
+    handler_errors: int = 0
+    """Handler exceptions the worker's bus counted so far (``on_error="log"``)."""
+
+
+class Done(_ReplyBase, tag="done"):
+    """A request served; ``value`` is its result (plain data, arrays included)."""
+
+    value: Any = None
+
+
+class Sampled(_ReplyBase, tag="sampled"):
+    """The episode chunks of a ``Sample``."""
+
+    episodes: list[WireEpisode]
+
+
+class Summary(_ReplyBase, tag="summary"):
+    """The counts and metrics of a ``SampleAndGetMetrics``."""
+
+    num_env_steps: int
+    num_episodes: int
+    metrics: dict[str, Any]
+
+
+class Failed(_ReplyBase, tag="failed"):
+    """A request that raised."""
+
+    error: WireError
+
+
+Reply = Done | Sampled | Summary | Failed
+
+_encoder = codec.msgpack_encoder()
+_request_decoder = codec.msgpack_decoder(Request)
+_reply_decoder = codec.msgpack_decoder(Reply)
+
+
+def frame(message: Request | Reply) -> bytes:
     """Encode ``message`` as one length-prefixed MessagePack frame."""
-    body = codec.encode_msgpack(message)
+    body = _encoder.encode(message)
     return len(body).to_bytes(_LENGTH, "little") + body
 
 
-def read_frame_sync(stream: BinaryIO) -> Any:
-    """Read one frame from a blocking stream; None at a clean end of stream."""
+def decode_reply(body: bytes) -> Reply:
+    """Decode a reply frame's body."""
+    reply: Reply = _reply_decoder.decode(body)
+    return reply
+
+
+def read_frame_sync(stream: BinaryIO) -> Request | None:
+    """Read one request from a blocking stream; None at a clean end of stream."""
     head = stream.read(_LENGTH)
     if not head:
         return None
@@ -58,38 +228,41 @@ def read_frame_sync(stream: BinaryIO) -> Any:
     body = stream.read(size)
     if len(body) < size:
         raise EOFError("the pipe closed inside a frame")
-    return codec.decode_msgpack(body)
+    request: Request = _request_decoder.decode(body)
+    return request
 
 
-def episode_to_wire(episode: Episode) -> dict[str, Any]:
-    """Pack an episode chunk into arrays (custom data and temporary data stay behind)."""
-    return {
-        "id": episode.id_,
-        "env_index": episode.env_index,
-        "t_started": episode.t_started,
-        "observations": np.asarray(episode.observations),
-        "actions": np.asarray(episode.actions),
-        "rewards": np.asarray(episode.rewards, dtype=np.float64),
-        "infos": episode.infos,
-        "terminated": episode.is_terminated,
-        "truncated": episode.is_truncated,
-    }
+def episode_to_wire(episode: Episode) -> WireEpisode:
+    """Pack an episode chunk into arrays."""
+    return WireEpisode(
+        id=episode.id_,
+        env_index=episode.env_index,
+        t_started=episode.t_started,
+        observations=np.asarray(episode.observations),
+        actions=np.asarray(episode.actions),
+        rewards=np.asarray(episode.rewards, dtype=np.float64),
+        infos=episode.infos,
+        terminated=episode.is_terminated,
+        truncated=episode.is_truncated,
+    )
 
 
-def episode_from_wire(data: dict[str, Any]) -> Episode:
+def episode_from_wire(data: WireEpisode) -> Episode:
     """Unpack an episode chunk sent by ``episode_to_wire``."""
-    episode = Episode(data["env_index"], data["id"], data["t_started"])
-    episode.observations = list(data["observations"])
-    episode.actions = list(data["actions"])
-    episode.rewards = data["rewards"].tolist()
-    episode.infos = data["infos"]
-    episode.is_terminated = data["terminated"]
-    episode.is_truncated = data["truncated"]
-    episode._return = float(sum(episode.rewards))
-    return episode
+    return Episode.from_steps(
+        env_index=data.env_index,
+        id_=data.id,
+        t_started=data.t_started,
+        observations=list(data.observations),
+        actions=list(data.actions),
+        rewards=data.rewards.tolist(),
+        infos=data.infos,
+        terminated=data.terminated,
+        truncated=data.truncated,
+    )
 
 
-def error_to_wire(exc: BaseException) -> dict[str, Any]:
+def error_to_wire(exc: BaseException) -> WireError:
     """Describe an exception for the Algorithm: pickled if possible, always as text."""
     pickled: bytes | None
     try:
@@ -97,20 +270,19 @@ def error_to_wire(exc: BaseException) -> dict[str, Any]:
         pickle.loads(pickled)  # some exceptions pickle but cannot be rebuilt
     except Exception:
         pickled = None
-    return {
-        "pickled": pickled,
-        "type": type(exc).__qualname__,
-        "text": "".join(traceback.format_exception(exc)),
-    }
+    return WireError(
+        pickled=pickled,
+        type=type(exc).__qualname__,
+        text="".join(traceback.format_exception(exc)),
+    )
 
 
-def error_from_wire(data: dict[str, Any], where: str) -> BaseException:
+def error_from_wire(data: WireError, where: str) -> BaseException:
     """Rebuild a worker's exception, noting where it was raised."""
     exc: BaseException
-    pickled = data["pickled"]
-    if pickled is not None:
-        exc = pickle.loads(pickled)
+    if data.pickled is not None:
+        exc = pickle.loads(data.pickled)
     else:
-        exc = RemoteError(f"{data['type']} in {where}:\n{data['text']}")
+        exc = RemoteError(f"{data.type} in {where}:\n{data.text}")
     exc.add_note(f"hookbus: raised in {where}")
     return exc

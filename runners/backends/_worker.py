@@ -17,111 +17,140 @@ from typing import Any, BinaryIO
 
 import anyio
 
-from hookbus.events import BaseEvent, codec
-from hookbus.kernel import Bus
+from hookbus.events import Event
 
-from .._builtin import EnvRunnerMetrics
 from .._env_runner import EnvRunner
-from ._wire import episode_to_wire, error_to_wire, frame, read_frame_sync
+from ._wire import (
+    Call,
+    Done,
+    Failed,
+    GetMetrics,
+    Init,
+    Reply,
+    Request,
+    Sample,
+    SampleAndGetMetrics,
+    Sampled,
+    Setup,
+    SetWeights,
+    Stop,
+    Summary,
+    episode_to_wire,
+    error_to_wire,
+    frame,
+    read_frame_sync,
+)
 
 __all__ = ("main",)
 
 
 class Worker:
-    """Serve one EnvRunner's requests."""
+    """Serve one EnvRunner's requests: each request type names the method serving it."""
 
     def __init__(self) -> None:
         self.runner: EnvRunner | None = None
-        self.forwarded: list[BaseEvent] = []
+        self.forwarded: list[Event] = []
         self.forwarding: set[str] = set()
 
-    def init(self, message: dict[str, Any]) -> None:
-        sys.path[:] = message["sys_path"]
-        if message["main_path"]:
-            _load_main(message["main_path"])
-        config = pickle.loads(message["config"])
-        module = pickle.loads(message["module"])
+    def handle(self, request: Request) -> Reply:
+        """Serve ``request``; the reply carries the events observers want."""
+        if not isinstance(request, Init):
+            if self.runner is None:
+                raise RuntimeError("the worker got a request before init")
+            self.forward(request.forward)
+        reply: Reply = getattr(self, request.method)(request)
+        reply.events, self.forwarded = self.forwarded, []
+        reply.handler_errors = self.handler_errors()
+        return reply
+
+    # --- one method per request type --------------------------------------------------------
+
+    def init(self, request: Init) -> Done:
+        sys.path[:] = request.sys_path
+        if request.main_path:
+            _load_main(request.main_path)
+        config = pickle.loads(request.config)
+        module = pickle.loads(request.module)
         # Observers stay on the Algorithm's bus; everything else runs here, as in RLlib.
-        classes = [c for c in config.callbacks_class if not getattr(c, "observer", False)]
-        bus = Bus(
-            classes, on_error=config.on_error, plugins=config.plugins, **config.callbacks_per_hook
+        bus = config.make_bus(observers=False)
+        self.runner = EnvRunner(config, bus=bus, module=module, worker_index=request.worker_index)
+        return Done()
+
+    def setup(self, request: Setup) -> Done:
+        anyio.run(self._runner.setup)
+        return Done()
+
+    def sample(self, request: Sample) -> Sampled:
+        call = functools.partial(
+            self._runner.sample,
+            request.num_timesteps,
+            request.num_episodes,
+            request.random_actions,
+            force_reset=request.force_reset,
+            exact=request.exact,
         )
-        bus.add_callbacks(EnvRunnerMetrics())
-        self.runner = EnvRunner(
-            config, bus=bus, module=module, worker_index=message["worker_index"]
+        return Sampled(episodes=[episode_to_wire(e) for e in anyio.run(call)])
+
+    def sample_and_get_metrics(self, request: SampleAndGetMetrics) -> Summary:
+        call = functools.partial(
+            self._runner.sample_and_get_metrics,
+            request.num_timesteps,
+            request.num_episodes,
+            force_reset=request.force_reset,
+            exact=request.exact,
         )
+        summary = anyio.run(call)
+        return Summary(
+            num_env_steps=summary.num_env_steps,
+            num_episodes=summary.num_episodes,
+            metrics=summary.metrics,
+        )
+
+    def get_metrics(self, request: GetMetrics) -> Done:
+        return Done(value=self._runner.get_metrics())
+
+    def set_weights(self, request: SetWeights) -> Done:
+        self._runner.set_weights(request.weights)
+        return Done()
+
+    def call(self, request: Call) -> Done:
+        fn = pickle.loads(request.fn)
+        runner = self._runner
+        if request.on == "runner":
+            result = fn(runner)
+        elif request.on == "env":
+            result = runner.foreach_env(fn)
+        else:
+            result = runner.foreach_env_with_context(fn)
+        return Done(value=pickle.dumps(result))
+
+    def stop(self, request: Stop) -> Done:
+        self._runner.stop()
+        return Done()
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    @property
+    def _runner(self) -> EnvRunner:
+        assert self.runner is not None
+        return self.runner
 
     def forward(self, hooks: list[str]) -> None:
         """Subscribe the event collector to exactly ``hooks``."""
-        assert self.runner is not None
         wanted = set(hooks)
+        bus = self._runner.bus
         for hook in self.forwarding - wanted:
-            self.runner.bus.unsubscribe(hook, self._collect)
+            bus.unsubscribe(hook, self._collect)
         for hook in wanted - self.forwarding:
-            self.runner.bus.subscribe(hook, self._collect)
+            bus.subscribe(hook, self._collect)
         self.forwarding = wanted
 
-    def _collect(self, *, event: BaseEvent, **kwargs: Any) -> None:
+    def _collect(self, *, event: Event, **kwargs: Any) -> None:
         self.forwarded.append(event)
 
     def handler_errors(self) -> int:
         """Return how many handler exceptions this worker's bus counted (``on_error="log"``)."""
         return self.runner.bus.statistics().errors if self.runner is not None else 0
-
-    def take_events(self) -> bytes:
-        events, self.forwarded = self.forwarded, []
-        return codec.encode_msgpack(events)
-
-    def handle(self, message: dict[str, Any]) -> Any:
-        op = message["op"]
-        if op == "init":
-            return self.init(message)
-        runner = self.runner
-        assert runner is not None, "init must come first"
-        self.forward(message.get("forward", []))
-        if op == "setup":
-            anyio.run(runner.setup)
-            return {"events": self.take_events()}
-        if op == "sample":
-            call = functools.partial(
-                runner.sample,
-                message["num_timesteps"],
-                message["num_episodes"],
-                message["random_actions"],
-                force_reset=message.get("force_reset", False),
-                exact=message.get("exact", False),
-            )
-            episodes = anyio.run(call)
-            return {
-                "episodes": [episode_to_wire(e) for e in episodes],
-                "events": self.take_events(),
-            }
-        if op == "sample_and_get_metrics":
-            summary = anyio.run(
-                functools.partial(
-                    runner.sample_and_get_metrics,
-                    message["num_timesteps"],
-                    message["num_episodes"],
-                    force_reset=message["force_reset"],
-                    exact=message["exact"],
-                )
-            )
-            return {**summary._asdict(), "events": self.take_events()}
-        if op == "get_metrics":
-            return runner.get_metrics()
-        if op == "set_weights":
-            return runner.set_weights(message["weights"])
-        if op == "call":
-            fn = pickle.loads(message["fn"])
-            on = message["on"]
-            if on == "runner":
-                return pickle.dumps(fn(runner))
-            if on == "env":
-                return pickle.dumps(runner.foreach_env(fn))
-            return pickle.dumps(runner.foreach_env_with_context(fn))
-        if op == "stop":
-            return runner.stop()
-        raise ValueError(f"unknown request {op!r}")
 
 
 def _load_main(path: str) -> None:
@@ -144,17 +173,22 @@ def main() -> None:
     sys.stdout = sys.stderr
     worker = Worker()
     while True:
-        message = read_frame_sync(requests)
-        if message is None:
+        request = read_frame_sync(requests)
+        if request is None:
             return
+        reply: Reply
         try:
-            reply = {"ok": worker.handle(message)}
+            reply = worker.handle(request)
         except BaseException as exc:
-            reply = {"error": error_to_wire(exc)}
-        reply["handler_errors"] = worker.handler_errors()
+            reply = Failed(
+                error=error_to_wire(exc),
+                events=worker.forwarded,
+                handler_errors=worker.handler_errors(),
+            )
+            worker.forwarded = []
         replies.write(frame(reply))
         replies.flush()
-        if message.get("op") == "stop":
+        if isinstance(request, Stop):
             return
 
 

@@ -300,13 +300,59 @@ async def test_inside_an_event_loop_build_only_constructs_and_async_with_sets_up
     config = small_ppo.callbacks(on_algorithm_init=lambda **kw: inits.append("init"))
     algo = config.build()
     assert inits == []
-    with pytest.raises(AlgorithmStateError, match=r"train\(\) blocks.*await algo.atrain\(\)"):
-        algo.train()
     async with algo:
         assert inits == ["init"]
         result = await algo.atrain()
         assert result["training_iteration"] == 1
         await algo.asave_to_path(anyio.Path("/tmp") / "hookbus-async-ckpt")
+        # Set up in this loop: the sync facade would block it, so it refuses by name.
+        with pytest.raises(AlgorithmStateError, match=r"train\(\).*await algo.atrain\(\)"):
+            algo.train()
+        with pytest.raises(AlgorithmStateError, match=r"await algo.astop\(\)"):
+            algo.stop()
+
+
+@pytest.mark.anyio
+async def test_the_sync_facade_works_in_a_thread_running_an_event_loop(
+    small_ppo: PPOConfig,
+) -> None:
+    """As in a Jupyter notebook: sync calls made from a running loop's own thread."""
+    inits: list[str] = []
+    seen: list[int] = []
+    config = small_ppo.callbacks(
+        on_algorithm_init=lambda **kw: inits.append("init"),
+        on_train_result=lambda *, result, **kw: seen.append(result["training_iteration"]),
+    )
+    algo = config.build()  # inside the loop: only constructed
+    assert inits == []
+    first = algo.train()  # sets up in a loop thread of its own, then blocks this thread
+    second = algo.train()
+    assert inits == ["init"]
+    assert (first["training_iteration"], second["training_iteration"]) == (1, 2)
+    assert seen == [1, 2]
+    assert algo.evaluate()["env_runners"]["num_episodes"] == 10
+    algo.stop()
+    with pytest.raises(AlgorithmStateError, match="stopped"):
+        algo.train()
+
+
+@pytest.mark.anyio
+async def test_a_never_used_algorithm_built_in_a_loop_stops_cleanly(small_ppo: PPOConfig) -> None:
+    algo = small_ppo.build()
+    algo.stop()
+    assert algo.bus.closed
+
+
+@pytest.mark.anyio
+async def test_an_algorithm_on_the_callers_bus_refuses_the_sync_facade(
+    small_ppo: PPOConfig,
+) -> None:
+    async with Bus() as bus:
+        algo = small_ppo.build(bus=bus)
+        with pytest.raises(AlgorithmStateError, match=r"evaluate\(\).*await algo.aevaluate\(\)"):
+            algo.evaluate()
+        async with algo:
+            assert (await algo.atrain())["training_iteration"] == 1
 
 
 @pytest.mark.anyio
@@ -347,7 +393,7 @@ def test_env_task_fn_sets_every_sub_envs_task_after_each_iteration(backend: str)
 
 def test_callbacks_can_set_tasks_through_the_runner_group() -> None:
     async def set_level_5(*, algorithm: Any, **kwargs: Any) -> None:
-        await algorithm.env_runner_group.foreach_env(lambda env: env.set_task(5))
+        await algorithm.env_runner_group.aforeach_env(lambda env: env.set_task(5))
 
     config = (
         PPOConfig()

@@ -502,7 +502,7 @@ def test_evaluation_runners_can_be_processes_while_training_is_inline(
     with config.build() as algo:
         result = algo.train()
         assert algo.eval_env_runner_group is not None
-        assert all(r.alive for r in algo.eval_env_runner_group.remote_env_runners)
+        assert all(r.healthy for r in algo.eval_env_runner_group.remote_env_runners)
     assert runner_stats(result)["worker_pid"] != result["env_runners"]["worker_pid"]
     assert runner_stats(result)["num_episodes"] == 10
 

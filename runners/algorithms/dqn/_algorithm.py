@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import anyio
 import numpy as np
@@ -48,7 +48,7 @@ _TIMERS = (
 )
 
 
-class DQNConfig(AlgorithmConfig):
+class DQNConfig(AlgorithmConfig["DQN"]):
     """Configure DQN: RLlib's setting names and, mostly, its defaults (see docs/dqn.md).
 
     ``training(replay_buffer_config={...})`` updates the current buffer settings when the
@@ -92,7 +92,7 @@ class DQNConfig(AlgorithmConfig):
     adam_epsilon: float
     min_sample_timesteps_per_iteration: int
 
-    def training(self, **settings: Any) -> AlgorithmConfig:
+    def training(self, **settings: Any) -> Self:
         """Set ``lr``, ``train_batch_size``, ``target_network_update_freq``, ... (RLlib's names)."""
         new = settings.get("replay_buffer_config")
         if isinstance(new, dict):
@@ -101,7 +101,7 @@ class DQNConfig(AlgorithmConfig):
                 settings["replay_buffer_config"] = {**old, **new}
         return super().training(**settings)
 
-    def reporting(self, **settings: Any) -> AlgorithmConfig:
+    def reporting(self, **settings: Any) -> Self:
         """Set ``min_sample_timesteps_per_iteration`` (env steps one ``train()`` samples)."""
         return self._update("reporting", settings)
 
@@ -175,7 +175,7 @@ class DQN(Algorithm):
     local_replay_buffer: ReplayBuffer
     """The replay buffer: ``add``, ``sample``, ``len()``, ``get_state()``, ``set_state()``."""
 
-    def __init__(self, config: AlgorithmConfig, *, bus: Bus | None = None) -> None:
+    def __init__(self, config: AlgorithmConfig[Any], *, bus: Bus | None = None) -> None:
         if not isinstance(config, DQNConfig):
             raise ConfigError(f"DQN needs a DQNConfig, got {type(config).__name__}")
         seed = None if config.seed is None else [config.seed, _BUFFER_SEED_KEY]
@@ -205,7 +205,7 @@ class DQN(Algorithm):
 
     async def training_step(self) -> None:
         """Sample rounds into the buffer, train on replayed batches, update the target."""
-        group, config, metrics = self._group, self.config, self.metrics
+        group, config, metrics = self.env_runner_group, self.config, self.metrics
         per_round = (
             config.rollout_fragment_length
             * config.num_envs_per_env_runner

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import anyio
 import numpy as np
 
 from hookbus.kernel import ConfigError, Episode
@@ -31,7 +32,7 @@ _PPO_TRAINING = {
 }
 
 
-class PPOConfig(AlgorithmConfig):
+class PPOConfig(AlgorithmConfig["PPO"]):
     """Configure PPO: RLlib's setting names; defaults tuned for CartPole (see docs/runners.md)."""
 
     _sections: ClassVar[dict[str, dict[str, Any]]] = {
@@ -83,6 +84,20 @@ class PPO(Algorithm):
             )
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc
+
+    async def training_step(self) -> None:
+        """Sample a train batch, update the learner on it, send the new weights out."""
+        group, config, metrics = self.env_runner_group, self.config, self.metrics
+        with metrics.log_time(("timers", "env_runner_sampling_timer")):
+            episodes = await group.sample(config.train_batch_size)
+        metrics.aggregate(await group.get_metrics(), key="env_runners")
+        metrics.log_value("num_env_steps_sampled_lifetime", sum(map(len, episodes)), reduce="sum")
+        with metrics.log_time(("timers", "learner_update_timer")):
+            # Off the event loop's thread, so an embedding service stays responsive.
+            stats = await anyio.to_thread.run_sync(self.learner.update, episodes)
+        metrics.log_dict(stats, key=("learners", "default_policy"), reduce="item")
+        with metrics.log_time(("timers", "synch_weights")):
+            await group.sync_weights(self.learner.module.get_state())
 
 
 PPOConfig.algo_class = PPO

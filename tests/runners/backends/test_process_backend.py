@@ -78,8 +78,8 @@ async def test_foreach_env_and_runner_run_in_the_workers(process_ppo: PPOConfig)
     async with process_ppo.build() as algo:
         group = algo.env_runner_group
         assert group is not None
-        names = await group.foreach_env(process_helpers.sub_env_name)
-        indices = await group.foreach_env_runner(process_helpers.runner_index)
+        names = await group.aforeach_env(process_helpers.sub_env_name)
+        indices = await group.aforeach_env_runner(process_helpers.runner_index)
     assert names == [["CartPoleEnv"]] * 3
     assert indices == [0, 1, 2]
 

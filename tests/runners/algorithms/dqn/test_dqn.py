@@ -405,7 +405,7 @@ async def test_process_runners_get_the_learners_weights(small_dqn: DQNConfig) ->
         group = algo.env_runner_group
         assert group is not None
         # attrgetter pickles, so the worker sends its module back.
-        (remote,) = await group.foreach_env_runner(
+        (remote,) = await group.aforeach_env_runner(
             operator.attrgetter("module"), local_env_runner=False
         )
         weights = algo.learner.module.get_state()

@@ -1,0 +1,103 @@
+"""One publisher's path onto the bus: numbered events, built only when someone listens."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import anyio
+
+from hookbus.events import HOOKS, BaseEvent
+
+from ._bus import Bus, Dispatcher
+from ._hooks import LIVE_ARGS
+
+__all__ = ("Publisher",)
+
+
+class Publisher:
+    """Publish the events of one source (``"algorithm"``, ``"env_runner:1"``) to a bus.
+
+    Every publisher in hookbus goes through one of these: it numbers the source's events
+    (``seq``, gap-free), builds an event only if its hook has subscribers, and awaits the
+    chain or calls it, as the chain is async or not. ``fixed`` live arguments (say
+    ``algorithm=algo, metrics_logger=logger``) go to every hook that takes them.
+
+    ``offload_sync`` names event types whose all-sync chains run in a worker thread, so that
+    a sync handler may call blocking sync facades such as
+    ``algorithm.env_runner_group.foreach_env(fn)``: they reach the event loop, which is free
+    meanwhile. Only for hooks published when nothing else of the publisher runs (the
+    Algorithm's ``on_train_result``, say): the handler then has the publisher to itself.
+    """
+
+    __slots__ = ("_dispatchers", "_fixed", "_offload", "bus", "seq", "source")
+
+    def __init__(
+        self,
+        bus: Bus,
+        source: str,
+        *,
+        offload_sync: Collection[type[BaseEvent]] = (),
+        **fixed: Any,
+    ) -> None:
+        self.bus = bus
+        self.source = source
+        self.seq = 0
+        """The ``seq`` the next event gets."""
+        self._offload = frozenset(offload_sync)
+        self._dispatchers = {cls: bus.dispatcher(cls) for cls in HOOKS.values()}
+        # Per hook, the fixed live arguments it takes (on_env_runners_recreated has no logger).
+        self._fixed = {
+            cls: {name: value for name, value in fixed.items() if name in LIVE_ARGS[cls.hook]}
+            for cls in HOOKS.values()
+        }
+
+    def dispatcher(self, event_type: type[BaseEvent]) -> Dispatcher:
+        """Return the live dispatcher of ``event_type`` (for a per-step hot loop)."""
+        return self._dispatchers[event_type]
+
+    def wants(self, event_type: type[BaseEvent]) -> bool:
+        """Tell whether ``event_type`` has subscribers (else publishing it costs nothing)."""
+        return self._dispatchers[event_type].call is not None
+
+    def next_seq(self) -> int:
+        """Return the next sequence number of this source and count it."""
+        seq = self.seq
+        self.seq = seq + 1
+        return seq
+
+    async def publish(
+        self, event_type: type[BaseEvent], live: Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> BaseEvent | None:
+        """Build ``event_type(**fields)`` and run its chain with the live arguments.
+
+        ``live`` are the hook's live arguments besides the fixed ones, by name (a name the
+        hook does not take is a TypeError). Returns the event, or None if nobody listens
+        (then nothing is built and no ``seq`` is used).
+        """
+        dispatcher = self._dispatchers[event_type]
+        if dispatcher.call is None:
+            return None
+        event = event_type(source=self.source, seq=self.next_seq(), **fields)
+        arguments = self._fixed[event_type]
+        if live:
+            arguments = {**arguments, **live}
+        await self.run(dispatcher, event, arguments)
+        return event
+
+    async def run(
+        self, dispatcher: Dispatcher, event: BaseEvent, arguments: Mapping[str, Any]
+    ) -> None:
+        """Run ``dispatcher``'s chain (checked non-empty) on ``event`` with ``arguments``."""
+        call = dispatcher.call
+        assert call is not None
+        if dispatcher.is_async:
+            await call(event, **arguments)
+        elif type(event) in self._offload:
+            await anyio.to_thread.run_sync(functools.partial(call, event, **arguments))
+        else:
+            call(event, **arguments)
+
+    def __repr__(self) -> str:
+        return f"<Publisher {self.source} seq={self.seq}>"

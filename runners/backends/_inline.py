@@ -1,0 +1,120 @@
+"""The ``"inline"`` backend: an EnvRunner stepping in the caller's event loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hookbus.kernel import Bus, Episode
+
+from .._env_runner import EnvRunner, SampleSummary
+
+if TYPE_CHECKING:
+    from .._config import AlgorithmConfig
+
+__all__ = ("InlineEnvRunner",)
+
+
+class InlineEnvRunner:
+    """Drive an in-process ``EnvRunner`` through the backend contract.
+
+    It shares the Algorithm's bus and callback instances, so nothing is forwarded and
+    handler errors are counted on that bus. ``env_runner`` is the EnvRunner itself.
+    """
+
+    in_process = True  # it steps in this thread: requests never wait, timeouts cannot bite
+    handler_errors = 0  # counted on the shared bus
+
+    def __init__(
+        self, config: AlgorithmConfig[Any], *, bus: Bus, worker_index: int, module: Any = None
+    ) -> None:
+        self.env_runner = EnvRunner(config, bus=bus, module=module, worker_index=worker_index)
+        self.worker_index = worker_index
+
+    @classmethod
+    def wrapping(cls, env_runner: EnvRunner) -> InlineEnvRunner:
+        """Return a handle for an existing EnvRunner."""
+        handle = cls.__new__(cls)
+        handle.env_runner = env_runner
+        handle.worker_index = env_runner.worker_index
+        return handle
+
+    @property
+    def module(self) -> Any:
+        """The runner's module (shared with the learner)."""
+        return self.env_runner.module
+
+    @module.setter
+    def module(self, module: Any) -> None:
+        self.env_runner.module = module
+
+    @property
+    def where(self) -> str:
+        """Name the runner for messages."""
+        return f"env runner {self.worker_index} (in-process)"
+
+    @property
+    def healthy(self) -> bool:
+        """Always True: an in-process runner cannot be lost (its errors propagate)."""
+        return True
+
+    async def setup(self) -> None:
+        """Publish ``on_environment_created`` (the env was made with the runner)."""
+        await self.env_runner.setup()
+
+    async def sample(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        random_actions: bool = False,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
+    ) -> list[Episode]:
+        """Sample in this loop."""
+        return await self.env_runner.sample(
+            num_timesteps, num_episodes, random_actions, force_reset=force_reset, exact=exact
+        )
+
+    async def sample_and_get_metrics(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
+    ) -> SampleSummary:
+        """Sample in this loop; return counts and metrics."""
+        return await self.env_runner.sample_and_get_metrics(
+            num_timesteps, num_episodes, force_reset=force_reset, exact=exact
+        )
+
+    async def get_metrics(self) -> dict[str, Any]:
+        """Return the runner's metrics snapshot."""
+        return self.env_runner.get_metrics()
+
+    async def set_weights(self, weights: dict[str, Any]) -> None:
+        """Load weights into the runner's module."""
+        self.env_runner.set_weights(weights)
+
+    async def apply(self, fn: Callable[[Any], Any]) -> Any:
+        """Return ``fn(env_runner)``."""
+        return fn(self.env_runner)
+
+    async def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:
+        """Call ``fn`` on every sub-env."""
+        return self.env_runner.foreach_env(fn)
+
+    async def foreach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[Any]:
+        """Call ``fn(sub_env, env_context)`` on every sub-env."""
+        return self.env_runner.foreach_env_with_context(fn)
+
+    async def stop(self) -> None:
+        """Close the env."""
+        self.env_runner.stop()
+
+    async def kill(self) -> None:
+        """Nothing to kill in-process."""
+
+    def __repr__(self) -> str:
+        return f"<InlineEnvRunner {self.env_runner!r}>"
