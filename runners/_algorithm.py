@@ -11,21 +11,29 @@ from typing import Any
 import anyio
 
 from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult
-from hookbus.kernel import Bus, Publisher
+from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger, results
 
-from ._checkpoint import callback_states, read_checkpoint, set_callback_states, write_checkpoint
+from ._checkpoint import (
+    callback_states,
+    config_from_record,
+    config_record,
+    read_checkpoint,
+    set_callback_states,
+    write_checkpoint,
+)
 from ._config import AlgorithmConfig
 from ._env import TaskSettableEnv
 from ._errors import AlgorithmStateError
 from ._evaluation import EVALUATION_KEY, Evaluation
-from ._loop import LoopThread, in_event_loop, run_sync
+from ._facade import SyncFacade
+from ._loop import LoopThread, in_event_loop
 from .backends._group import EnvRunnerGroup
 
 __all__ = ("Algorithm",)
 
 
-class Algorithm:
+class Algorithm(SyncFacade):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -64,16 +72,6 @@ class Algorithm:
         self._loop: LoopThread | None = None
         if not in_event_loop():
             self._start_own_loop()
-
-    def _start_own_loop(self) -> None:
-        """Set up in an event loop thread of the Algorithm's own (the sync facade's)."""
-        self._loop = LoopThread()
-        try:
-            self._loop.call(self.asetup)
-        except BaseException:
-            self._loop.close()
-            self._loop = None
-            raise
 
     # --- what subclasses provide ------------------------------------------------------------
 
@@ -234,6 +232,7 @@ class Algorithm:
             "metrics": self.metrics.get_state(),
             "callbacks": callback_states(self.bus.callbacks),
             "extra": self.get_extra_state(),
+            "config": config_record(self.config),
         }
         directory = Path(path)
         await anyio.to_thread.run_sync(write_checkpoint, directory, state)
@@ -251,53 +250,34 @@ class Algorithm:
         await self.env_runner_group.sync_weights(self.learner.module.get_state())
         await self._publisher.publish(CheckpointLoaded, path=str(path))
 
-    # --- the sync facade --------------------------------------------------------------------
+    @classmethod
+    def from_checkpoint(
+        cls, path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None = None
+    ) -> Algorithm:
+        """Build an Algorithm from a checkpoint and restore it: ready to train or act.
 
-    def train(self) -> dict[str, Any]:
-        """Run one training iteration (sync twin of ``atrain()``)."""
-        result: dict[str, Any] = self._sync("train", "atrain", self.atrain)
-        return result
-
-    def evaluate(self) -> dict[str, Any]:
-        """Run one evaluation round (sync twin of ``aevaluate()``)."""
-        metrics: dict[str, Any] = self._sync("evaluate", "aevaluate", self.aevaluate)
-        return metrics
-
-    def save_to_path(self, path: str | os.PathLike[str]) -> Path:
-        """Write a checkpoint (sync twin of ``asave_to_path()``)."""
-        directory: Path = self._sync("save_to_path", "asave_to_path", self.asave_to_path, path)
-        return directory
-
-    def restore_from_path(self, path: str | os.PathLike[str]) -> None:
-        """Load a checkpoint (sync twin of ``arestore_from_path()``)."""
-        self._sync("restore_from_path", "arestore_from_path", self.arestore_from_path, path)
-
-    def stop(self) -> None:
-        """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
-        if self._loop is None:
-            if self._state == "built":  # never set up (built inside a loop, never used)
-                self._state = "stopped"
-                if self._owns_bus:
-                    self.bus.close()
-            elif self._state != "stopped":
-                raise self._in_loop_error("stop", "astop")
-            return
+        The checkpoint keeps the config's data settings, never code; if the config held
+        code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
+        """
+        state = read_checkpoint(path)
+        if config is None:
+            config = config_from_record(state.get("config"), path)
+        name = state["algorithm"]
+        algo_class = config.algo_class
+        if getattr(algo_class, "__name__", None) != name or not (
+            isinstance(algo_class, type) and issubclass(algo_class, cls)
+        ):
+            raise ConfigError(
+                f"checkpoint {str(path)!r} holds a {name} algorithm; "
+                f"{type(config).__name__} builds {getattr(algo_class, '__name__', None)}"
+            )
+        algorithm: Algorithm = config.build()
         try:
-            run_sync(self._loop, "algo.astop()", self.astop)
-        finally:
-            self._loop.close()
-            self._loop = None
-
-    def __enter__(self) -> Algorithm:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+            algorithm.restore_from_path(path)
+        except BaseException:
+            algorithm.stop()
+            raise
+        return algorithm
 
     # --- accessors and helpers --------------------------------------------------------------
 
@@ -325,24 +305,6 @@ class Algorithm:
         """The local evaluation EnvRunner (None until something evaluates)."""
         group = self.eval_env_runner_group
         return None if group is None else group.local_env_runner
-
-    def _sync(self, name: str, twin: str, fn: Any, *args: Any) -> Any:
-        if self._loop is None:
-            if self._state == "stopped":
-                raise AlgorithmStateError(f"{name}() after stop(): the Algorithm is stopped")
-            if self._caller_loop:
-                raise self._in_loop_error(name, twin)
-            # Built inside a running loop (a notebook cell) and first used from sync code:
-            # set up in a loop thread of its own, as outside a loop.
-            self._start_own_loop()
-        return run_sync(self._loop, f"algo.{twin}()", fn, *args)
-
-    @staticmethod
-    def _in_loop_error(name: str, twin: str) -> AlgorithmStateError:
-        return AlgorithmStateError(
-            f"{name}() would block the event loop this Algorithm was set up in (with "
-            f"`async with` or a bus of that loop); use `await algo.{twin}()` there"
-        )
 
     def _require(self, state: str, action: str) -> None:
         if self._state != state:

@@ -10,10 +10,14 @@ from typing import Any
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
+from ._config import AlgorithmConfig
+
 __all__ = (
     "CHECKPOINT_FILE",
     "CHECKPOINT_VERSION",
     "callback_states",
+    "config_from_record",
+    "config_record",
     "read_checkpoint",
     "set_callback_states",
     "write_checkpoint",
@@ -39,8 +43,8 @@ def write_checkpoint(directory: Path, state: dict[str, Any]) -> None:
         raise
 
 
-def read_checkpoint(path: str | os.PathLike[str], algorithm: str) -> dict[str, Any]:
-    """Read the checkpoint in directory ``path``, written for an ``algorithm`` Algorithm.
+def read_checkpoint(path: str | os.PathLike[str], algorithm: str | None = None) -> dict[str, Any]:
+    """Read the checkpoint in directory ``path``, written for an ``algorithm`` Algorithm (any).
 
     Raises ConfigError naming the path for a missing, unreadable, foreign or other
     algorithm's checkpoint.
@@ -58,7 +62,7 @@ def read_checkpoint(path: str | os.PathLike[str], algorithm: str) -> dict[str, A
         raise ConfigError(
             f"{str(file)!r} is not a hookbus checkpoint of version {CHECKPOINT_VERSION}"
         )
-    if state.get("algorithm") != algorithm:
+    if algorithm is not None and state.get("algorithm") != algorithm:
         raise ConfigError(
             f"checkpoint {str(path)!r} holds a {state.get('algorithm')} algorithm, not {algorithm}"
         )
@@ -87,3 +91,62 @@ def set_callback_states(callbacks: tuple[object, ...], states: list[dict[str, An
             set_state = getattr(cb, "set_state", None)
             if state is not None and set_state is not None:
                 set_state(state)
+
+
+def config_record(config: Any) -> dict[str, Any]:
+    """Describe ``config`` as plain data, for ``Algorithm.from_checkpoint``.
+
+    Settings whose values are data (numbers, strings, lists, dicts of those) are kept;
+    code (callbacks, env creators, functions) is never written to a checkpoint, only the
+    names of the settings that held it, so that loading a file never names code to run.
+    """
+    settings: dict[str, dict[str, Any]] = {}
+    code: list[str] = []
+    for section, values in config.to_dict().items():
+        kept = {name: value for name, value in values.items() if _is_data(value)}
+        code += [name for name in values if name not in kept]
+        settings[section] = kept
+    if config.callbacks_class or config.callbacks_per_hook:
+        code.append("callbacks")
+    return {"class": type(config).__name__, "settings": settings, "code": code}
+
+
+def _is_data(value: object) -> bool:
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_data(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_data(v) for k, v in value.items())
+    return False
+
+
+def config_from_record(record: Any, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
+    """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
+    if not isinstance(record, dict):
+        raise ConfigError(f"checkpoint {str(path)!r} holds no config; pass config=...")
+    if record["code"]:
+        raise ConfigError(
+            f"checkpoint {str(path)!r} was saved from a config with code in "
+            f"{', '.join(record['code'])}, which checkpoints never hold; pass it: "
+            f"Algorithm.from_checkpoint(path, config=...)"
+        )
+    classes = {c.__name__: c for c in _subclasses(AlgorithmConfig)}
+    config_class = classes.get(record["class"])
+    if config_class is None:
+        raise ConfigError(
+            f"checkpoint {str(path)!r} needs config class {record['class']!r}; known: "
+            f"{', '.join(sorted(classes))}"
+        )
+    config: AlgorithmConfig[Any] = config_class()
+    for section, settings in record["settings"].items():
+        getattr(config, section)(**settings)
+    return config
+
+
+def _subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        found += [sub, *_subclasses(sub)]
+    return found

@@ -264,9 +264,46 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     def to_dict(self) -> dict[str, Any]:
         """Return the settings by section (values as set; callables as they are)."""
         return {
-            section: {name: getattr(self, name) for name in settings}
+            section: {
+                name: self._rollout_fragment_length
+                if name == "rollout_fragment_length"
+                else getattr(self, name)
+                for name in settings
+            }
             for section, settings in self._sections.items()
         }
+
+    # --- RLlib's switches, with hookbus's one setting each ----------------------------------
+
+    def api_stack(
+        self,
+        enable_rl_module_and_learner: bool | None = None,
+        enable_env_runner_and_connector_v2: bool | None = None,
+    ) -> Self:
+        """Accept RLlib's new API stack (EnvRunners, Learners): the only one hookbus has."""
+        for name, value in (
+            ("enable_rl_module_and_learner", enable_rl_module_and_learner),
+            ("enable_env_runner_and_connector_v2", enable_env_runner_and_connector_v2),
+        ):
+            if value not in (None, True):
+                raise ConfigError(
+                    f"api_stack({name}={value!r}): hookbus has only RLlib's new API stack "
+                    f"(EnvRunners and Learners); allowed: True, or leave it out"
+                )
+        return self
+
+    def framework(self, framework: str | None = None, **settings: Any) -> Self:
+        """Accept ``"numpy"``, hookbus's one framework (its learners are numpy)."""
+        if framework not in (None, "numpy") or settings:
+            given = ", ".join(
+                [*([repr(framework)] if framework is not None else []), *map(str, settings)]
+            )
+            raise ConfigError(
+                f"framework({given}): hookbus's learners are numpy, with no deep-learning "
+                f"framework to choose or tune; allowed: framework('numpy'), or leave it out "
+                f"(plug your own learner with training(learner_class=...))"
+            )
+        return self
 
     # --- checking and building --------------------------------------------------------------
 

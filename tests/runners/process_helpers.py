@@ -87,6 +87,37 @@ def next_level(train_results: dict[str, Any], env: Any, env_ctx: Any) -> int:
     return int(env.get_task()) + 1
 
 
+def get_task(env: Any) -> int:
+    return int(env.get_task())
+
+
+class SetLevel:
+    """Set a Levels env's task (a picklable callable, for worker processes)."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+
+    def __call__(self, env: Any) -> None:
+        env.set_task(self.level)
+
+
+class SetsTasksEachIteration(Callback):
+    """RLlib's curriculum pattern: a sync on_train_result handler sets every env's task."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[list[Any]]] = []
+
+    def on_train_result(self, *, algorithm: Any, result: dict[str, Any], **kwargs: Any) -> None:
+        level = result["training_iteration"] + 1
+        algorithm.env_runner_group.foreach_env(SetLevel(level))
+        self.seen.append(algorithm.env_runner_group.foreach_env(get_task))
+
+
+def foreach_env_in_the_loop(*, algorithm: Any, **kwargs: Any) -> None:
+    """A sync on_evaluate_start handler: it runs on the event loop itself (not offloaded)."""
+    algorithm.env_runner_group.foreach_env(sub_env_name)
+
+
 # --- evaluation (tests/runners/test_evaluation.py) ------------------------------------------
 
 

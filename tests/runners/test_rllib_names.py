@@ -1,0 +1,108 @@
+"""RLlib's names a user types first: save/restore, from_checkpoint, iteration, api_stack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hookbus.kernel import Callback, ConfigError
+from hookbus.runners import PPO, Algorithm, DQNConfig, PPOConfig
+
+
+def test_save_restore_and_iteration(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    with small_ppo.build() as algo:
+        algo.train()
+        assert algo.iteration == algo.training_iteration == 1
+        path = algo.save(tmp_path / "ckpt")
+        assert path == tmp_path / "ckpt"
+        algo.train()
+        assert algo.iteration == 2
+        algo.restore(path)
+        assert algo.iteration == 1
+
+
+def test_save_without_a_directory_makes_one(small_ppo: PPOConfig) -> None:
+    with small_ppo.build() as algo:
+        path = algo.save()
+    assert (path / "algorithm_state.msgpack").is_file()
+
+
+def test_from_checkpoint_rebuilds_the_algorithm_and_its_weights(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    config = small_ppo.training(lr=1e-3).env_runners(num_envs_per_env_runner=2)
+    with config.build() as algo:
+        algo.train()
+        path = algo.save(tmp_path / "ckpt")
+        obs = np.zeros(4, dtype=np.float32)
+        weights = algo.learner.module.get_state()
+    restored = Algorithm.from_checkpoint(path)
+    try:
+        assert isinstance(restored, PPO)
+        assert restored.iteration == 1
+        assert restored.config.lr == 1e-3
+        assert restored.config.num_envs_per_env_runner == 2
+        for key, value in weights.items():
+            np.testing.assert_array_equal(restored.learner.module.get_state()[key], value)
+        assert restored.compute_single_action(obs, explore=False) in (0, 1)
+        assert restored.train()["training_iteration"] == 2
+    finally:
+        restored.stop()
+
+
+class Counts(Callback):
+    def __init__(self) -> None:
+        self.episodes = 0
+
+    def on_episode_end(self, **kwargs: Any) -> None:
+        self.episodes += 1
+
+
+def test_a_checkpoint_never_holds_code_so_from_checkpoint_asks_for_the_config(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    config = small_ppo.callbacks(Counts)
+    with config.build() as algo:
+        algo.train()
+        path = algo.save(tmp_path / "ckpt")
+    with pytest.raises(ConfigError, match=r"code in callbacks.*config=\.\.\."):
+        Algorithm.from_checkpoint(path)
+    restored = PPO.from_checkpoint(path, config=config)
+    try:
+        assert restored.iteration == 1
+    finally:
+        restored.stop()
+
+
+def test_from_checkpoint_refuses_another_algorithms_config(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    with small_ppo.build() as algo:
+        path = algo.save(tmp_path / "ckpt")
+    with pytest.raises(ConfigError, match="holds a PPO algorithm; DQNConfig builds DQN"):
+        Algorithm.from_checkpoint(path, config=DQNConfig().environment("CartPole-v1"))
+
+
+def test_config_copy_and_to_dict() -> None:
+    config = PPOConfig().environment("CartPole-v1").training(lr=1e-3)
+    copy = config.copy().training(lr=5e-4)
+    assert (config.lr, copy.lr) == (1e-3, 5e-4)
+    settings = config.to_dict()
+    assert settings["training"]["lr"] == 1e-3
+    assert settings["env_runners"]["rollout_fragment_length"] == "auto"
+
+
+def test_api_stack_and_framework_take_what_hookbus_does() -> None:
+    config = PPOConfig().api_stack(
+        enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True
+    )
+    assert config.framework("numpy") is config
+    with pytest.raises(ConfigError, match=r"enable_rl_module_and_learner=False.*new API stack"):
+        config.api_stack(enable_rl_module_and_learner=False)
+    with pytest.raises(ConfigError, match=r"framework\('torch'\).*numpy.*allowed"):
+        config.framework("torch")
+    with pytest.raises(ConfigError, match=r"eager_tracing"):
+        config.framework("numpy", eager_tracing=True)
