@@ -108,6 +108,7 @@ def test_merge_matches_rllib_procedure(reduce: str, window: int, runs: list[list
 full_runs = st.lists(st.lists(finite, min_size=1, max_size=30), min_size=2, max_size=6)
 
 
+@pytest.mark.whitebox  # the numpy merge path, taken only for merges too large to generate here
 @given(reduces, windows, full_runs)
 def test_numpy_merge_matches_rllib_procedure(
     reduce: str, window: int, runs: list[list[float]]
