@@ -25,6 +25,7 @@ from hookbus.kernel._record import schema_fingerprint
 __all__ = ("main",)
 
 ALGORITHMS = ("PPO", "DQN")
+RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
 _BUILTIN_ENV_RUNNER_KEYS = {
     "episode_return_mean",
     "episode_return_min",
@@ -90,7 +91,17 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--num-envs-per-env-runner", type=int, default=1, metavar="N")
     train.add_argument("--backend", default="inline", help="inline (default) or process")
     train.add_argument("--seed", type=int, default=None)
-    train.add_argument("--record", metavar="FILE", help="record every event to FILE (msgpack)")
+    train.add_argument(
+        "--record",
+        metavar="FILE",
+        help="record every event to FILE, as msgpack (FILE.msgpack) or JSON lines (FILE.jsonl)",
+    )
+    train.add_argument(
+        "--format",
+        choices=sorted(set(RECORDING_FORMATS.values())),
+        default=None,
+        help="the recording's format, whatever FILE's extension",
+    )
     train.add_argument("--debug", action="store_true", help="show tracebacks")
     train.set_defaults(run=_train)
 
@@ -149,7 +160,9 @@ def _train(args: argparse.Namespace) -> int:
     config = _config_for(args.algo)
     callbacks = [load_object(spec) for spec in args.callbacks]
     if args.record:
-        callbacks.insert(0, Recorder(args.record))
+        callbacks.insert(0, _recorder(args.record, args.format))
+    elif args.format:
+        raise UsageError("--format applies to --record FILE, which is missing")
     config = (
         config.environment(args.env)
         .env_runners(
@@ -178,6 +191,20 @@ def _train(args: argparse.Namespace) -> int:
         print(file=out)
     print(_table(rows), file=out)
     return 0
+
+
+def _recorder(path: str, format: str | None) -> Recorder:
+    if format is None:
+        format = RECORDING_FORMATS.get(Path(path).suffix)
+        if format is None:
+            raise UsageError(
+                f"cannot tell the recording format of {path!r} from its extension; name it "
+                f"{' or '.join('*' + ext for ext in RECORDING_FORMATS)}, or pass --format"
+            )
+    try:
+        return Recorder(path, format=format)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.strerror}") from exc
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from hookbus.events import EpisodeEnd
+from hookbus.kernel import read_recording
 from hookbus.runners.app._cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "cartpole_callbacks.py"
@@ -89,6 +91,7 @@ def test_replay_prints_the_callbacks_metrics(
         (["train", "--env", "CartPole-v1", "--callbacks", "noseparator"], "is not module:Class"),
         (["inspect", "/no/such/file"], "no such file"),
         (["replay", "/no/such/file"], "no such file"),
+        (["train", "--env", "CartPole-v1", "--format", "jsonl"], "--format applies to --record"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(
@@ -98,6 +101,53 @@ def test_bad_input_exits_2_with_one_line(
     err = capsys.readouterr().err
     assert message in err
     assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "first_bytes"),
+    [
+        ("run.jsonl", [], b'{"format":"hookbus-recording"'),
+        ("run.events", ["--format", "jsonl"], b'{"format":"hookbus-recording"'),
+        ("run.jsonl", ["--format", "msgpack"], b"HOOKBUS\x00"),  # --format wins
+    ],
+)
+def test_record_picks_the_format_from_the_extension_or_format(
+    tmp_path: Path, name: str, options: list[str], first_bytes: bytes
+) -> None:
+    path = tmp_path / name
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv + options) == 0
+    assert path.read_bytes().startswith(first_bytes)
+    events = list(read_recording(path))
+    assert any(isinstance(e, EpisodeEnd) for e in events)
+
+
+def test_record_with_an_unknown_extension_exits_2_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.txt"
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        f"hookbus train: error: cannot tell the recording format of {str(path)!r} from its "
+        "extension; name it *.msgpack or *.jsonl, or pass --format"
+    ]
+    assert not path.exists()
+    assert "iterations" not in captured.out  # training never started
+
+
+def test_record_into_a_missing_folder_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "no" / "such" / "run.msgpack"
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f"hookbus train: error: cannot write {str(path)!r}: No such file or directory"
+    ]
 
 
 def test_a_damaged_recording_is_summarised_then_reported(
