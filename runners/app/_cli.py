@@ -19,8 +19,8 @@ from hookbus.kernel import (
     RecordingError,
     read_recording,
     read_recording_header,
+    replay_into,
 )
-from hookbus.kernel._record import schema_fingerprint
 
 __all__ = ("main",)
 
@@ -208,8 +208,6 @@ def _recorder(path: str, format: str | None) -> Recorder:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from hookbus.runners.app._pytest_plugin import replay_into
-
     _check_file(args.file)
     callbacks = [load_object(spec) for spec in args.callbacks]
     try:
@@ -245,7 +243,7 @@ def _inspect(args: argparse.Namespace) -> int:
     print(
         f"{args.file}: hookbus recording, format version {header.format_version}, written "
         f"by hookbus {header.hookbus_version}, schema {header.schema}"
-        + ("" if header.schema == schema_fingerprint() else " (differs from this hookbus's)")
+        + ("" if header.schema_is_current() else " (differs from this hookbus's)")
     )
     print(f"hooks recorded: {', '.join(header.hooks) if header.hooks else 'all'}")
     print(summary.report(args.episodes))

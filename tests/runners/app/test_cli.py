@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 
 from hookbus.events import EpisodeEnd
 from hookbus.kernel import read_recording
+from hookbus.runners.app import _cli as cli
 from hookbus.runners.app._cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "cartpole_callbacks.py"
@@ -148,6 +151,35 @@ def test_record_into_a_missing_folder_exits_2_with_one_line(
     assert err.strip().splitlines() == [
         f"hookbus train: error: cannot write {str(path)!r}: No such file or directory"
     ]
+
+
+def test_inspect_says_when_the_schema_differs_through_the_public_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.jsonl"
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv) == 0
+    assert main(["inspect", str(path), "--episodes", "0"]) == 0
+    assert "differs" not in capsys.readouterr().out
+    header, rest = path.read_bytes().split(b"\n", 1)
+    fields = json.loads(header)
+    fields["schema"] = "0123456789abcdef"
+    path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
+    assert main(["inspect", str(path), "--episodes", "0"]) == 0
+    assert "schema 0123456789abcdef (differs from this hookbus's)" in capsys.readouterr().out
+
+
+def test_the_cli_imports_no_private_module_of_another_package() -> None:
+    # The CLI is a client of the packages' public surface, like any user's script.
+    source = Path(cli.__file__).read_text()
+    imported = [
+        node.module or ""
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    ]
+    hookbus_imports = [name for name in imported if name.startswith("hookbus.")]
+    assert hookbus_imports
+    assert not [name for name in hookbus_imports if "._" in name], hookbus_imports
 
 
 def test_a_damaged_recording_is_summarised_then_reported(
