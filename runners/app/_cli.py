@@ -1,4 +1,8 @@
-"""The ``hookbus`` command: ``hookbus train`` runs training with callbacks from the shell."""
+"""The ``hookbus`` command: train with callbacks, inspect and replay recordings, from the shell.
+
+Bad input (an unknown env, algorithm, hook or option value, a file that cannot be read or
+written) exits with status 2 and one line on stderr; ``--debug`` shows the traceback.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import (
@@ -44,10 +48,27 @@ class UsageError(Exception):
     """Bad command-line input: one line to stderr, exit status 2."""
 
 
+class _ArgumentError(UsageError):
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block), raised to ``main``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgumentError(self.prog, message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hookbus`` command; return its exit status."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _ArgumentError as exc:
+        print(f"{exc.prog}: error: {exc}; {exc.prog} --help lists the options", file=sys.stderr)
+        return 2
     try:
         return int(args.run(args))
     except (UsageError, HookbusError) as exc:
@@ -72,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hookbus", description="hookbus from the shell.")
+    parser = _Parser(prog="hookbus", description="hookbus from the shell.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     train = commands.add_parser(
         "train", help="train an algorithm with callbacks", description="Train with callbacks."
@@ -150,9 +171,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    # argparse names the option; its own message for a ValueError would name this function.
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
     return value
 
 

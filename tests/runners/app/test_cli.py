@@ -94,7 +94,15 @@ def test_replay_prints_the_callbacks_metrics(
         (["train", "--env", "CartPole-v1", "--callbacks", "noseparator"], "is not module:Class"),
         (["inspect", "/no/such/file"], "no such file"),
         (["replay", "/no/such/file"], "no such file"),
+        # Option values argparse refuses: one line (no usage block) naming the option.
+        (["train", "--env", "CartPole-v1", "--iterations", "abc"], "--iterations"),
+        (["train", "--env", "CartPole-v1", "--iterations", "0"], "--iterations"),
+        (["train", "--env", "CartPole-v1", "--nope"], "unrecognized arguments: --nope"),
+        (["train"], "--env"),
+        (["train", "--env", "CartPole-v1", "--format", "csv"], "--format"),
         (["train", "--env", "CartPole-v1", "--format", "jsonl"], "--format applies to --record"),
+        (["inspect"], "file"),
+        (["frobnicate"], "invalid choice"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(
@@ -105,6 +113,16 @@ def test_bad_input_exits_2_with_one_line(
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+
+
+def test_a_bad_iterations_value_names_the_option_not_a_function(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["train", "--env", "CartPole-v1", "--iterations", "abc"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hookbus train: error: argument --iterations: ")
+    assert "'abc'" in err
+    assert "_positive_int" not in err
 
 
 @pytest.mark.parametrize(
