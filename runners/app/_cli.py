@@ -21,10 +21,12 @@ from hookbus.kernel import (
     HookbusError,
     Recorder,
     RecordingError,
+    RecordingHeader,
     read_recording,
     read_recording_header,
     replay_into,
 )
+from hookbus.metrics import MetricsLogger, results
 
 __all__ = ("main",)
 
@@ -233,31 +235,65 @@ def _recorder(path: str, format: str | None) -> Recorder:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    _check_file(args.file)
+    _read_header(args.file)  # a foreign file fails here, before any callback runs
     callbacks = [load_object(spec) for spec in args.callbacks]
+    names = ", ".join(getattr(cb, "__name__", type(cb).__name__) for cb in callbacks)
+    events = _Tally(read_recording(args.file))
+    logger = MetricsLogger()
     try:
-        result = replay_into(args.file, callbacks, hooks=args.hooks, sources=args.sources)
+        result = replay_into(
+            events, callbacks, hooks=args.hooks, sources=args.sources, metrics_logger=logger
+        )
+    except RecordingError as exc:
+        # What the callbacks made of the valid prefix is worth seeing (docs/recording.md).
+        print(f"replayed the valid prefix of {args.file} into {names or 'no callbacks'}")
+        _print_metrics(results(logger))
+        raise UsageError(f"the file is damaged after the prefix replayed above: {exc}") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
-    print(
-        f"replayed {result.events} events from {args.file} into "
-        f"{', '.join(type(cb).__name__ for cb in result.callbacks) or 'no callbacks'}"
-    )
-    rows = list(_flatten(result.metrics))
+    print(f"replayed {result.events} events from {args.file} into {names or 'no callbacks'}")
+    _print_metrics(result.metrics)
+    _check_filters(args, events.sources, result.events)
+    return 0
+
+
+class _Tally:
+    """Pass events through, noting the sources seen (to tell which --sources matched none)."""
+
+    def __init__(self, events: Iterator[Any]) -> None:
+        self.events = events
+        self.sources: set[str] = set()
+
+    def __iter__(self) -> Iterator[Any]:
+        for event in self.events:
+            self.sources.add(event.source)
+            yield event
+
+
+def _check_filters(args: argparse.Namespace, recorded: set[str], published: int) -> None:
+    unmatched = [s for s in args.sources or () if s not in recorded]
+    if unmatched:
+        raise UsageError(
+            f"--sources {' '.join(map(repr, unmatched))} matched no events; the recording's "
+            f"sources are {', '.join(sorted(recorded)) or 'none'}"
+        )
+    given = (("--hooks", args.hooks), ("--sources", args.sources))
+    filters = [f"{option} {' '.join(values)}" for option, values in given if values]
+    if published == 0 and filters:
+        raise UsageError(f"no recorded event matched {' '.join(filters)}")
+
+
+def _print_metrics(metrics: dict[str, Any]) -> None:
+    rows = list(_flatten(metrics))
     if not rows:
         print("the callbacks logged no metrics")
     width = max((len(key) for key, _ in rows), default=0)
     for key, value in rows:
         print(f"  {key:<{width}}  {_cell(value)}")
-    return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    _check_file(args.file)
-    try:
-        header = read_recording_header(args.file)
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
+    header = _read_header(args.file)
     summary = _Summary()
     error: RecordingError | None = None
     try:
@@ -277,9 +313,13 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_file(path: str) -> None:
+def _read_header(path: str) -> RecordingHeader:
     if not Path(path).is_file():
         raise UsageError(f"no such file {path!r}")
+    try:
+        return read_recording_header(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path!r}: {exc.strerror}") from exc
 
 
 class _Summary:

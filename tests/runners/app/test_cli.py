@@ -171,6 +171,54 @@ def test_record_into_a_missing_folder_exits_2_with_one_line(
     ]
 
 
+def test_replay_sources_that_match_nothing_exit_2_naming_the_recorded_ones(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["replay", str(recorded), "--callbacks", f"{EXAMPLE}:EpisodeReturn"]
+    assert main([*argv, "--sources", "env_runner:7"]) == 2
+    captured = capsys.readouterr()
+    assert "replayed 0 events" in captured.out
+    assert captured.err.strip().splitlines() == [
+        "hookbus replay: error: --sources 'env_runner:7' matched no events; the recording's "
+        "sources are algorithm, env_runner:0"
+    ]
+    # One of two sources missing is refused too: a typo must not go unnoticed.
+    assert main([*argv, "--sources", "env_runner:0", "env_runner:7"]) == 2
+    captured = capsys.readouterr()
+    assert "theta_abs_max" in captured.out
+    assert "--sources 'env_runner:7' matched no events" in captured.err
+    # Sources that exist but hold none of the chosen hooks.
+    assert main([*argv, "--sources", "algorithm", "--hooks", "on_episode_end"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "hookbus replay: error: no recorded event matched --hooks on_episode_end "
+        "--sources algorithm"
+    ]
+    assert main([*argv, "--sources", "env_runner:0"]) == 0
+
+
+def test_replaying_a_damaged_file_prints_the_prefix_metrics_then_the_error(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = recorded.read_bytes()
+    torn = tmp_path / "torn.msgpack"
+    torn.write_bytes(data[: len(data) // 2])
+    code = main(["replay", str(torn), "--callbacks", f"{EXAMPLE}:EpisodeReturn"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert f"replayed the valid prefix of {torn} into EpisodeReturn" in captured.out
+    assert "theta_abs_max" in captured.out  # what the callback logged from the prefix
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("hookbus replay: error: the file is damaged after the prefix ")
+    assert "at byte offset" in line
+    # A file that is not a recording at all is refused before any callback runs.
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("hello")
+    assert main(["replay", str(foreign), "--callbacks", f"{EXAMPLE}:EpisodeReturn"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "is not a hookbus recording" in captured.err
+
+
 def test_inspect_says_when_the_schema_differs_through_the_public_header(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
