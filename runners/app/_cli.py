@@ -434,7 +434,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
     custom = sorted(
         {k for r in rows for k in r.get("env_runners", {}) if k not in _BUILTIN_ENV_RUNNER_KEYS}
     )
-    headers = ["iter", "return_mean", "len_mean", "episodes", "env_steps", *custom]
+    # Episodes and env steps are counted over the whole run (RLlib's *_lifetime), not per row.
+    headers = ["iter", "return_mean", "len_mean", "episodes (total)", "env_steps (total)", *custom]
     lines = []
     for r in rows:
         er = r.get("env_runners", {})

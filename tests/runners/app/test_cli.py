@@ -60,7 +60,11 @@ def test_train_prints_progress_and_a_table_with_custom_metrics(
     assert code == 0
     assert "PPO on CartPole-v1, 2 iterations, callbacks: EpisodeReturn" in out
     assert "] 2/2  return" in out
-    assert "theta_abs_max" in out.splitlines()[-4]  # the table's header has the custom metric
+    header = out.splitlines()[-4]
+    assert "theta_abs_max" in header  # the table's header has the custom metric
+    # Episodes and env steps are lifetime counts, and the header says so.
+    assert "episodes (total)" in header
+    assert "env_steps (total)" in header
 
 
 def test_inspect_counts_hooks_sources_and_episodes(

@@ -63,4 +63,5 @@ def test_train_works_without_pytest(tmp_path: Path) -> None:
         "train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)
     )
     assert done.returncode == 0, done.stderr
+    assert "episodes (total)" in done.stdout
     assert list(read_recording(path))
