@@ -207,16 +207,23 @@ def _train(args: argparse.Namespace) -> int:
         file=out,
         flush=True,
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
+    interrupted = False
     with config.build() as algo:
         start = time.perf_counter()
-        for _ in range(args.iterations):
-            result = algo.train()
-            rows.append(result)
-            _progress(out, result, args.iterations, time.perf_counter() - start)
+        try:
+            for _ in range(args.iterations):
+                rows.append(algo.train())
+                _progress(out, rows[-1], args.iterations, time.perf_counter() - start)
+        except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
+            interrupted = True
     if out.isatty():
         print(file=out)
     print(_table(rows), file=out)
+    if interrupted:
+        done = f"{len(rows)} iteration{'' if len(rows) == 1 else 's'}"
+        print(f"hookbus train: interrupted after {done}", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -431,6 +438,8 @@ def _progress(out: TextIO, result: dict[str, Any], total: int, elapsed: float) -
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no iteration finished"
     custom = sorted(
         {k for r in rows for k in r.get("env_runners", {}) if k not in _BUILTIN_ENV_RUNNER_KEYS}
     )
