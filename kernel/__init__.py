@@ -26,6 +26,7 @@ from ._record import (
     read_recording_header as read_recording_header,
 )
 from ._replay import replay as replay
+from ._replay_metrics import ReplayResult as ReplayResult, replay_into as replay_into
 from ._services import ServiceRegistry as ServiceRegistry
 from ._stream import EventStream as EventStream
 
@@ -46,11 +47,13 @@ __all__ = (
     "Recorder",
     "RecordingError",
     "RecordingHeader",
+    "ReplayResult",
     "ServiceRegistry",
     "available_plugins",
     "read_recording",
     "read_recording_header",
     "replay",
+    "replay_into",
 )
 
 publish_names(__name__, globals(), __all__)

@@ -61,6 +61,14 @@ class RecordingHeader(msgspec.Struct, frozen=True, kw_only=True):
     hooks: list[str] | None = None
     """The hooks recorded, or None for all."""
 
+    def schema_is_current(self) -> bool:
+        """Return whether the file's events have this hookbus's event schema.
+
+        When they do not, the file was written by a hookbus whose event types differ; it
+        still reads as long as the changes only added fields with defaults.
+        """
+        return self.schema == schema_fingerprint()
+
 
 def schema_fingerprint() -> str:
     """Return a short hash of the event types' JSON schema: it changes when events change."""

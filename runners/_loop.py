@@ -59,10 +59,32 @@ class LoopThread:
             raise self._error
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run ``await fn(*args)`` in the loop and return its result (or raise its error)."""
-        if self._portal is None:
+        """Run ``await fn(*args)`` in the loop and return its result (or raise its error).
+
+        An interrupt while waiting (Ctrl-C raises KeyboardInterrupt in this thread) cancels
+        the call and waits until it has unwound before re-raising: nothing it started still
+        runs in the loop when the caller goes on (to ``stop()`` the Algorithm, say).
+        """
+        portal = self._portal
+        if portal is None:
             raise RuntimeError("the event loop thread has stopped")
-        return self._portal.call(fn, *args)
+        unwound = threading.Event()
+
+        async def run() -> T:
+            try:
+                return await fn(*args)
+            finally:
+                unwound.set()
+
+        future = portal.start_task_soon(run)
+        try:
+            return future.result()
+        except BaseException:
+            # A future still pending when we stop waiting was interrupted, not finished:
+            # cancelling it cancels the task (anyio's portal), which then unwinds.
+            if future.cancel():
+                unwound.wait()
+            raise
 
     def close(self) -> None:
         """Stop the loop and join its thread."""

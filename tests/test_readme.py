@@ -24,3 +24,24 @@ def test_readme_main_job_trains_cartpole_with_callbacks() -> None:
     (train,) = [c for c in readme_commands() if "hookbus train" in c]
     assert "--env CartPole-v1" in train
     assert "--callbacks" in train
+
+
+def test_readme_and_docs_point_only_inside_the_repository() -> None:
+    # A clone has only this repository: every relative link and path must resolve in it.
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    bad = []
+    for page in pages:
+        text = page.read_text()
+        links = re.findall(r"\]\(([^)\s]+)\)", text)
+        relative = [t for t in links if not re.match(r"[a-z]+:|#", t)]
+        relative += re.findall(r"`(\.\./[^`\s]*)`", text)  # paths quoted as code
+        for target in relative:
+            resolved = (page.parent / target.split("#")[0]).resolve()
+            if not resolved.is_relative_to(ROOT) or not resolved.exists():
+                bad.append(f"{page.relative_to(ROOT)}: {target}")
+        bad += [
+            f"{page.relative_to(ROOT)}: {word}"
+            for word in ("shared/SPEC", "SPEC.md")
+            if word in text
+        ]
+    assert not bad, bad

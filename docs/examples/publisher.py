@@ -26,7 +26,8 @@ async def main() -> None:
             )
         # Nobody listens to on_evaluate_end: nothing is built, no seq is used.
         skipped = await publisher.publish(EvaluateEnd, training_iteration=3)
-    assert skipped is None and publisher.seq == 3
+    assert skipped is None
+    assert publisher.seq == 3
     for source, seq, score in seen:
         print(f"{source} #{seq}: score {score}")
 

@@ -1,4 +1,4 @@
-"""Record a training run, inspect the file, and replay it into a callback."""
+"""Record a training run, inspect the file, and replay it into a callback (async and sync)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ from typing import Any
 
 import anyio
 
-from hookbus.kernel import Callback, Recorder, read_recording, read_recording_header, replay
+from hookbus.kernel import (
+    Callback,
+    Recorder,
+    read_recording,
+    read_recording_header,
+    replay,
+    replay_into,
+)
 from hookbus.metrics import MetricsLogger
 from hookbus.runners import PPOConfig
 
@@ -54,6 +61,15 @@ def main() -> None:
             f"replayed {count} events: longest episode {again.longest} "
             f"(live: {live.longest}), return_mean_20 {logger.peek('return_mean_20'):.2f} "
             f"(live: {live_mean:.2f})"
+        )
+
+        # The same from sync code, collecting what the callbacks logged.
+        result = replay_into(path, LongestEpisode)
+        (sync,) = result.callbacks
+        assert sync.longest == again.longest
+        print(
+            f"replay_into: {result.events} events, longest episode {sync.longest}, "
+            f"metrics {result.metrics}"
         )
 
 

@@ -1,4 +1,8 @@
-"""The ``hookbus`` command: ``hookbus train`` runs training with callbacks from the shell."""
+"""The ``hookbus`` command: train with callbacks, inspect and replay recordings, from the shell.
+
+Bad input (an unknown env, algorithm, hook or option value, a file that cannot be read or
+written) exits with status 2 and one line on stderr; ``--debug`` shows the traceback.
+"""
 
 from __future__ import annotations
 
@@ -10,21 +14,24 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import (
     HookbusError,
     Recorder,
     RecordingError,
+    RecordingHeader,
     read_recording,
     read_recording_header,
+    replay_into,
 )
-from hookbus.kernel._record import schema_fingerprint
+from hookbus.metrics import MetricsLogger, results
 
 __all__ = ("main",)
 
 ALGORITHMS = ("PPO", "DQN")
+RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
 _BUILTIN_ENV_RUNNER_KEYS = {
     "episode_return_mean",
     "episode_return_min",
@@ -43,10 +50,27 @@ class UsageError(Exception):
     """Bad command-line input: one line to stderr, exit status 2."""
 
 
+class _ArgumentError(UsageError):
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block), raised to ``main``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgumentError(self.prog, message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hookbus`` command; return its exit status."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _ArgumentError as exc:
+        print(f"{exc.prog}: error: {exc}; {exc.prog} --help lists the options", file=sys.stderr)
+        return 2
     try:
         return int(args.run(args))
     except (UsageError, HookbusError) as exc:
@@ -71,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hookbus", description="hookbus from the shell.")
+    parser = _Parser(prog="hookbus", description="hookbus from the shell.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     train = commands.add_parser(
         "train", help="train an algorithm with callbacks", description="Train with callbacks."
@@ -90,7 +114,17 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--num-envs-per-env-runner", type=int, default=1, metavar="N")
     train.add_argument("--backend", default="inline", help="inline (default) or process")
     train.add_argument("--seed", type=int, default=None)
-    train.add_argument("--record", metavar="FILE", help="record every event to FILE (msgpack)")
+    train.add_argument(
+        "--record",
+        metavar="FILE",
+        help="record every event to FILE, as msgpack (FILE.msgpack) or JSON lines (FILE.jsonl)",
+    )
+    train.add_argument(
+        "--format",
+        choices=sorted(set(RECORDING_FORMATS.values())),
+        default=None,
+        help="the recording's format, whatever FILE's extension",
+    )
     train.add_argument("--debug", action="store_true", help="show tracebacks")
     train.set_defaults(run=_train)
 
@@ -139,9 +173,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    # argparse names the option; its own message for a ValueError would name this function.
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
     return value
 
 
@@ -149,7 +187,9 @@ def _train(args: argparse.Namespace) -> int:
     config = _config_for(args.algo)
     callbacks = [load_object(spec) for spec in args.callbacks]
     if args.record:
-        callbacks.insert(0, Recorder(args.record))
+        callbacks.insert(0, _recorder(args.record, args.format))
+    elif args.format:
+        raise UsageError("--format applies to --record FILE, which is missing")
     config = (
         config.environment(args.env)
         .env_runners(
@@ -167,47 +207,100 @@ def _train(args: argparse.Namespace) -> int:
         file=out,
         flush=True,
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
+    interrupted = False
     with config.build() as algo:
         start = time.perf_counter()
-        for _ in range(args.iterations):
-            result = algo.train()
-            rows.append(result)
-            _progress(out, result, args.iterations, time.perf_counter() - start)
+        try:
+            for _ in range(args.iterations):
+                rows.append(algo.train())
+                _progress(out, rows[-1], args.iterations, time.perf_counter() - start)
+        except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
+            interrupted = True
     if out.isatty():
         print(file=out)
     print(_table(rows), file=out)
+    if interrupted:
+        done = f"{len(rows)} iteration{'' if len(rows) == 1 else 's'}"
+        print(f"hookbus train: interrupted after {done}", file=sys.stderr)
+        return 130
     return 0
 
 
-def _replay(args: argparse.Namespace) -> int:
-    from hookbus.runners.app._pytest_plugin import replay_into
-
-    _check_file(args.file)
-    callbacks = [load_object(spec) for spec in args.callbacks]
+def _recorder(path: str, format: str | None) -> Recorder:
+    if format is None:
+        format = RECORDING_FORMATS.get(Path(path).suffix)
+        if format is None:
+            raise UsageError(
+                f"cannot tell the recording format of {path!r} from its extension; name it "
+                f"{' or '.join('*' + ext for ext in RECORDING_FORMATS)}, or pass --format"
+            )
     try:
-        result = replay_into(args.file, callbacks, hooks=args.hooks, sources=args.sources)
+        return Recorder(path, format=format)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.strerror}") from exc
+
+
+def _replay(args: argparse.Namespace) -> int:
+    _read_header(args.file)  # a foreign file fails here, before any callback runs
+    callbacks = [load_object(spec) for spec in args.callbacks]
+    names = ", ".join(getattr(cb, "__name__", type(cb).__name__) for cb in callbacks)
+    events = _Tally(read_recording(args.file))
+    logger = MetricsLogger()
+    try:
+        result = replay_into(
+            events, callbacks, hooks=args.hooks, sources=args.sources, metrics_logger=logger
+        )
+    except RecordingError as exc:
+        # What the callbacks made of the valid prefix is worth seeing (docs/recording.md).
+        print(f"replayed the valid prefix of {args.file} into {names or 'no callbacks'}")
+        _print_metrics(results(logger))
+        raise UsageError(f"the file is damaged after the prefix replayed above: {exc}") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
-    print(
-        f"replayed {result.events} events from {args.file} into "
-        f"{', '.join(type(cb).__name__ for cb in result.callbacks) or 'no callbacks'}"
-    )
-    rows = list(_flatten(result.metrics))
+    print(f"replayed {result.events} events from {args.file} into {names or 'no callbacks'}")
+    _print_metrics(result.metrics)
+    _check_filters(args, events.sources, result.events)
+    return 0
+
+
+class _Tally:
+    """Pass events through, noting the sources seen (to tell which --sources matched none)."""
+
+    def __init__(self, events: Iterator[Any]) -> None:
+        self.events = events
+        self.sources: set[str] = set()
+
+    def __iter__(self) -> Iterator[Any]:
+        for event in self.events:
+            self.sources.add(event.source)
+            yield event
+
+
+def _check_filters(args: argparse.Namespace, recorded: set[str], published: int) -> None:
+    unmatched = [s for s in args.sources or () if s not in recorded]
+    if unmatched:
+        raise UsageError(
+            f"--sources {' '.join(map(repr, unmatched))} matched no events; the recording's "
+            f"sources are {', '.join(sorted(recorded)) or 'none'}"
+        )
+    given = (("--hooks", args.hooks), ("--sources", args.sources))
+    filters = [f"{option} {' '.join(values)}" for option, values in given if values]
+    if published == 0 and filters:
+        raise UsageError(f"no recorded event matched {' '.join(filters)}")
+
+
+def _print_metrics(metrics: dict[str, Any]) -> None:
+    rows = list(_flatten(metrics))
     if not rows:
         print("the callbacks logged no metrics")
     width = max((len(key) for key, _ in rows), default=0)
     for key, value in rows:
         print(f"  {key:<{width}}  {_cell(value)}")
-    return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    _check_file(args.file)
-    try:
-        header = read_recording_header(args.file)
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
+    header = _read_header(args.file)
     summary = _Summary()
     error: RecordingError | None = None
     try:
@@ -218,7 +311,7 @@ def _inspect(args: argparse.Namespace) -> int:
     print(
         f"{args.file}: hookbus recording, format version {header.format_version}, written "
         f"by hookbus {header.hookbus_version}, schema {header.schema}"
-        + ("" if header.schema == schema_fingerprint() else " (differs from this hookbus's)")
+        + ("" if header.schema_is_current() else " (differs from this hookbus's)")
     )
     print(f"hooks recorded: {', '.join(header.hooks) if header.hooks else 'all'}")
     print(summary.report(args.episodes))
@@ -227,9 +320,13 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_file(path: str) -> None:
+def _read_header(path: str) -> RecordingHeader:
     if not Path(path).is_file():
         raise UsageError(f"no such file {path!r}")
+    try:
+        return read_recording_header(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path!r}: {exc.strerror}") from exc
 
 
 class _Summary:
@@ -341,10 +438,13 @@ def _progress(out: TextIO, result: dict[str, Any], total: int, elapsed: float) -
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no iteration finished"
     custom = sorted(
         {k for r in rows for k in r.get("env_runners", {}) if k not in _BUILTIN_ENV_RUNNER_KEYS}
     )
-    headers = ["iter", "return_mean", "len_mean", "episodes", "env_steps", *custom]
+    # Episodes and env steps are counted over the whole run (RLlib's *_lifetime), not per row.
+    headers = ["iter", "return_mean", "len_mean", "episodes (total)", "env_steps (total)", *custom]
     lines = []
     for r in rows:
         er = r.get("env_runners", {})

@@ -3,65 +3,20 @@
 - ``hookbus_bus``: an open, empty Bus, closed after the test.
 - ``hookbus_recording``: the path of a recording of a small real run (PPO on CartPole-v1,
   seed 0, two iterations of 500 env steps, every hook), made once per test session.
-- ``hookbus_replay``: a function replaying a recording into callbacks and returning what they
-  produced (a ``ReplayResult``).
+- ``hookbus_replay``: ``hookbus.kernel.replay_into``, replaying a recording into callbacks and
+  returning what they produced (a ``hookbus.kernel.ReplayResult``).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from hookbus.kernel import Bus, Recorder, replay
-from hookbus.metrics import MetricsLogger, results
+from hookbus.kernel import Bus, Recorder, ReplayResult, replay_into
 
 __all__ = ("ReplayResult", "hookbus_bus", "hookbus_recording", "hookbus_replay")
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    """What replaying a recording into callbacks produced."""
-
-    events: int
-    """How many events were published."""
-    metrics: dict[str, Any]
-    """The metrics the callbacks logged, as a nested results dict (plain values)."""
-    logger: MetricsLogger
-    callbacks: tuple[object, ...]
-    """The callback instances, in chain order, to inspect their state."""
-
-
-def replay_into(
-    source: str | os.PathLike[str],
-    callbacks: object = None,
-    *,
-    backend: str = "asyncio",
-    hooks: Collection[str] | None = None,
-    sources: Collection[str] | None = None,
-    **bus_options: Any,
-) -> ReplayResult:
-    """Replay ``source`` into ``callbacks`` (as ``config.callbacks`` takes them), synchronously.
-
-    ``hooks`` and ``sources`` filter what is published (see ``hookbus.kernel.replay``); the
-    other keywords go to the Bus (``on_error=``, per-hook callables).
-    """
-    logger = MetricsLogger()
-    bus = Bus(callbacks, **bus_options)
-
-    async def run() -> int:
-        return await replay(source, bus=bus, metrics_logger=logger, hooks=hooks, sources=sources)
-
-    try:
-        count = anyio.run(run, backend=backend)
-    finally:
-        bus.close()
-    return ReplayResult(count, results(logger), logger, bus.callbacks)
 
 
 @pytest.fixture
@@ -92,6 +47,6 @@ def hookbus_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def hookbus_replay() -> Callable[..., ReplayResult]:
-    """Give ``replay(source, callbacks, backend="asyncio", hooks=None, sources=None,
-    **bus_options) -> ReplayResult``."""
+    """Give ``hookbus.kernel.replay_into(source, callbacks, backend="asyncio", hooks=None,
+    sources=None, metrics_logger=None, **bus_options) -> ReplayResult``."""
     return replay_into

@@ -11,6 +11,7 @@ import functools
 import os
 import pickle
 import runpy
+import signal
 import sys
 import types
 from typing import Any, BinaryIO
@@ -171,6 +172,10 @@ def main() -> None:
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints go to stderr from now on
     sys.stdout = sys.stderr
+    # Ctrl-C in a terminal signals the whole process group. The Algorithm decides when its
+    # workers end (it asks them to stop, or its exit closes our stdin), so ignore it here:
+    # otherwise every worker would print a KeyboardInterrupt traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker = Worker()
     while True:
         request = read_frame_sync(requests)

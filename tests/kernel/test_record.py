@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -91,6 +92,8 @@ async def test_header_names_versions_and_schema(tmp_path: Path, fmt: str) -> Non
     assert header.hookbus_version
     assert len(header.schema) == 16
     assert header.hooks == ["on_episode_end"]
+    assert header.schema_is_current()
+    assert not msgspec.structs.replace(header, schema="0" * 16).schema_is_current()
 
 
 async def test_chosen_hooks_only_and_no_events_built_for_the_rest(tmp_path: Path) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from hookbus.events import EpisodeEnd
+from hookbus.kernel import read_recording
+from hookbus.runners.app import _cli as cli
 from hookbus.runners.app._cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "cartpole_callbacks.py"
@@ -55,7 +60,11 @@ def test_train_prints_progress_and_a_table_with_custom_metrics(
     assert code == 0
     assert "PPO on CartPole-v1, 2 iterations, callbacks: EpisodeReturn" in out
     assert "] 2/2  return" in out
-    assert "theta_abs_max" in out.splitlines()[-4]  # the table's header has the custom metric
+    header = out.splitlines()[-4]
+    assert "theta_abs_max" in header  # the table's header has the custom metric
+    # Episodes and env steps are lifetime counts, and the header says so.
+    assert "episodes (total)" in header
+    assert "env_steps (total)" in header
 
 
 def test_inspect_counts_hooks_sources_and_episodes(
@@ -89,6 +98,15 @@ def test_replay_prints_the_callbacks_metrics(
         (["train", "--env", "CartPole-v1", "--callbacks", "noseparator"], "is not module:Class"),
         (["inspect", "/no/such/file"], "no such file"),
         (["replay", "/no/such/file"], "no such file"),
+        # Option values argparse refuses: one line (no usage block) naming the option.
+        (["train", "--env", "CartPole-v1", "--iterations", "abc"], "--iterations"),
+        (["train", "--env", "CartPole-v1", "--iterations", "0"], "--iterations"),
+        (["train", "--env", "CartPole-v1", "--nope"], "unrecognized arguments: --nope"),
+        (["train"], "--env"),
+        (["train", "--env", "CartPole-v1", "--format", "csv"], "--format"),
+        (["train", "--env", "CartPole-v1", "--format", "jsonl"], "--format applies to --record"),
+        (["inspect"], "file"),
+        (["frobnicate"], "invalid choice"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(
@@ -98,6 +116,140 @@ def test_bad_input_exits_2_with_one_line(
     err = capsys.readouterr().err
     assert message in err
     assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_a_bad_iterations_value_names_the_option_not_a_function(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["train", "--env", "CartPole-v1", "--iterations", "abc"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hookbus train: error: argument --iterations: ")
+    assert "'abc'" in err
+    assert "_positive_int" not in err
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "first_bytes"),
+    [
+        ("run.jsonl", [], b'{"format":"hookbus-recording"'),
+        ("run.events", ["--format", "jsonl"], b'{"format":"hookbus-recording"'),
+        ("run.jsonl", ["--format", "msgpack"], b"HOOKBUS\x00"),  # --format wins
+    ],
+)
+def test_record_picks_the_format_from_the_extension_or_format(
+    tmp_path: Path, name: str, options: list[str], first_bytes: bytes
+) -> None:
+    path = tmp_path / name
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv + options) == 0
+    assert path.read_bytes().startswith(first_bytes)
+    events = list(read_recording(path))
+    assert any(isinstance(e, EpisodeEnd) for e in events)
+
+
+def test_record_with_an_unknown_extension_exits_2_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.txt"
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        f"hookbus train: error: cannot tell the recording format of {str(path)!r} from its "
+        "extension; name it *.msgpack or *.jsonl, or pass --format"
+    ]
+    assert not path.exists()
+    assert "iterations" not in captured.out  # training never started
+
+
+def test_record_into_a_missing_folder_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "no" / "such" / "run.msgpack"
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f"hookbus train: error: cannot write {str(path)!r}: No such file or directory"
+    ]
+
+
+def test_replay_sources_that_match_nothing_exit_2_naming_the_recorded_ones(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["replay", str(recorded), "--callbacks", f"{EXAMPLE}:EpisodeReturn"]
+    assert main([*argv, "--sources", "env_runner:7"]) == 2
+    captured = capsys.readouterr()
+    assert "replayed 0 events" in captured.out
+    assert captured.err.strip().splitlines() == [
+        "hookbus replay: error: --sources 'env_runner:7' matched no events; the recording's "
+        "sources are algorithm, env_runner:0"
+    ]
+    # One of two sources missing is refused too: a typo must not go unnoticed.
+    assert main([*argv, "--sources", "env_runner:0", "env_runner:7"]) == 2
+    captured = capsys.readouterr()
+    assert "theta_abs_max" in captured.out
+    assert "--sources 'env_runner:7' matched no events" in captured.err
+    # Sources that exist but hold none of the chosen hooks.
+    assert main([*argv, "--sources", "algorithm", "--hooks", "on_episode_end"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "hookbus replay: error: no recorded event matched --hooks on_episode_end "
+        "--sources algorithm"
+    ]
+    assert main([*argv, "--sources", "env_runner:0"]) == 0
+
+
+def test_replaying_a_damaged_file_prints_the_prefix_metrics_then_the_error(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = recorded.read_bytes()
+    torn = tmp_path / "torn.msgpack"
+    torn.write_bytes(data[: len(data) // 2])
+    code = main(["replay", str(torn), "--callbacks", f"{EXAMPLE}:EpisodeReturn"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert f"replayed the valid prefix of {torn} into EpisodeReturn" in captured.out
+    assert "theta_abs_max" in captured.out  # what the callback logged from the prefix
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("hookbus replay: error: the file is damaged after the prefix ")
+    assert "at byte offset" in line
+    # A file that is not a recording at all is refused before any callback runs.
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("hello")
+    assert main(["replay", str(foreign), "--callbacks", f"{EXAMPLE}:EpisodeReturn"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "is not a hookbus recording" in captured.err
+
+
+def test_inspect_says_when_the_schema_differs_through_the_public_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.jsonl"
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
+    assert main(argv) == 0
+    assert main(["inspect", str(path), "--episodes", "0"]) == 0
+    assert "differs" not in capsys.readouterr().out
+    header, rest = path.read_bytes().split(b"\n", 1)
+    fields = json.loads(header)
+    fields["schema"] = "0123456789abcdef"
+    path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
+    assert main(["inspect", str(path), "--episodes", "0"]) == 0
+    assert "schema 0123456789abcdef (differs from this hookbus's)" in capsys.readouterr().out
+
+
+def test_the_cli_imports_no_private_module_of_another_package() -> None:
+    # The CLI is a client of the packages' public surface, like any user's script.
+    source = Path(cli.__file__).read_text()
+    imported = [
+        node.module or ""
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    ]
+    hookbus_imports = [name for name in imported if name.startswith("hookbus.")]
+    assert hookbus_imports
+    assert not [name for name in hookbus_imports if "._" in name], hookbus_imports
 
 
 def test_a_damaged_recording_is_summarised_then_reported(
