@@ -197,8 +197,10 @@ class _ThroughputSumStats(_SumStats):
 
     Each push (or merge) of ``value`` after ``dt`` seconds since the previous one (or since
     the clock started) yields a rate ``value / dt``, smoothed with an EMA of coefficient
-    ``throughput_ema_coeff`` (RLlib's scheme). The clock starts when the owning logger is
-    created; a bare Stats starts it at its first push.
+    ``throughput_ema_coeff`` (RLlib's scheme). The first push (or merge) only starts the
+    clock, so the throughput is NaN until the second: a key's rate never covers the time
+    before it was first logged, and an aggregating logger's first merge of a key gives NaN,
+    as in RLlib. ``from_state`` restarts the clock at the restore (RLlib does the same).
     """
 
     __slots__ = ("_last", "_rate", "_tcoeff", "_tkeep")
