@@ -138,7 +138,9 @@ class MetricsLogger:
 
         A parent key gives the nested dict of its leaves; no key gives the whole tree.
         Values are plain Python data. ``throughput=True`` gives throughputs (units per
-        second) instead. A missing key returns ``default``, or raises KeyError without one.
+        second) instead: a float for a leaf, and for a parent (or no key) a nested dict of
+        the keys that track one, each named ``<name>_throughput`` as in RLlib. A missing
+        key returns ``default``, or raises KeyError without one.
         """
         if key is None:
             return self._tree((), throughput)
@@ -160,7 +162,13 @@ class MetricsLogger:
 
     def _tree(self, prefix: Path, throughput: bool) -> dict[str, Any]:
         if throughput:
-            tracked = ((p, s) for p, s in self._stats.items() if s._spec["with_throughput"])
+            # Only the keys that track one, each named "<name>_throughput" (RLlib's names,
+            # the same as the siblings results() adds).
+            tracked = (
+                ((*path[:-1], path[-1] + "_throughput"), stats)
+                for path, stats in self._stats.items()
+                if stats._spec["with_throughput"]
+            )
             return nest(tracked, prefix, _throughput_of)
         return nest(self._stats.items(), prefix, _peek_of)
 

@@ -130,6 +130,7 @@ def test_throughput_peek(clock: Any) -> None:
     clock.advance(2.0)
     logger.log_value("steps", 10)
     assert logger.peek("steps", throughput=True) == 5.0
+    assert logger.peek(throughput=True) == {"steps_throughput": 5.0}  # RLlib's names
     logger.log_value("loss", 1.0)
     with pytest.raises(ValueError, match="does not track a throughput"):
         logger.peek("loss", throughput=True)

@@ -116,3 +116,32 @@ def test_aggregated_throughput_is_nan_at_first_then_a_rate_per_merge(clock: Any)
     assert main.peek("counter") == 95
     # The EMA (0.05) moves only slightly towards 50/s: RLlib expects 16 +- 2.
     assert main.peek("counter", throughput=True) == pytest.approx(0.95 * 15.0 + 0.05 * 50.0)
+
+
+# --- peek(throughput=True): RLlib's "<name>_throughput" names ----------------------------------
+
+
+def test_throughput_peeks_of_a_leaf_a_subtree_and_the_whole_tree(clock: Any) -> None:
+    # RLlib test_throughput_tracking, the nested half.
+    logger = MetricsLogger()
+    for key, amount in (("count", 2), (("nested", "count"), 3)):
+        logger.log_value(key, 1, reduce="sum", with_throughput=True)
+        for _ in range(100):
+            clock.advance(0.001)
+            logger.log_value(key, amount)
+    logger.log_value(("nested", "loss"), 0.5)  # tracks no throughput: left out
+    assert logger.peek(("nested", "count")) == 301
+    assert logger.peek(("nested", "count"), throughput=True) == pytest.approx(3000.0)
+    assert logger.peek("nested", throughput=True) == {"count_throughput": pytest.approx(3000.0)}
+    assert logger.peek(throughput=True) == {
+        "count_throughput": pytest.approx(2000.0),
+        "nested": {"count_throughput": pytest.approx(3000.0)},
+    }
+
+
+def test_throughput_peek_of_a_subtree_without_throughputs_is_empty() -> None:
+    logger = MetricsLogger()
+    logger.log_value(("timers", "sample"), 0.5)
+    assert logger.peek("timers", throughput=True) == {}
+    with pytest.raises(ValueError, match="does not track a throughput"):
+        logger.peek(("timers", "sample"), throughput=True)
