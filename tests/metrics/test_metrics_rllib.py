@@ -145,3 +145,78 @@ def test_throughput_peek_of_a_subtree_without_throughputs_is_empty() -> None:
     assert logger.peek("timers", throughput=True) == {}
     with pytest.raises(ValueError, match="does not track a throughput"):
         logger.peek(("timers", "sample"), throughput=True)
+
+
+# --- len() after a clearing reduce ----------------------------------------------------------
+
+
+def test_cleared_sum_holds_nothing() -> None:
+    # RLlib test_reduce_with_clear and test_reduce_history_with_clear.
+    stats = Stats("sum", clear_on_reduce=True)
+    assert len(stats) == 0  # RLlib: a Stats made without values has an empty list
+    stats.push(1)
+    stats.push(2)
+    assert len(stats) == 1  # RLlib keeps an unwindowed sum as one running value
+    assert stats.reduce()["data"] == 3
+    assert len(stats) == 0
+    assert stats.peek() == 0
+    assert len(Stats.from_state(stats.get_state())) == 0  # a checkpoint keeps it empty
+    stats.push(3)
+    stats.push(4)
+    assert stats.reduce()["data"] == 7
+    assert len(stats) == 0
+
+
+def test_lifetime_sum_is_never_emptied() -> None:
+    stats = Stats("lifetime_sum")
+    stats.push(5)
+    stats.reduce()
+    assert len(stats) == 1
+    assert stats.peek() == 5
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"reduce": "mean", "window": 3},
+        {"reduce": "ema"},
+        {"reduce": "min"},
+        {"reduce": "max", "window": 3},
+        {"reduce": "sum"},
+        {"reduce": "sum", "window": 3},
+        {"reduce": "sum", "with_throughput": True},
+        {"reduce": "item"},
+        {"reduce": "item_series", "window": 3},
+        {"reduce": "percentiles", "window": 3},
+    ],
+)
+def test_every_kind_holds_nothing_after_a_clearing_reduce(settings: dict[str, Any]) -> None:
+    logger = MetricsLogger()
+    for value in (1, 2):
+        logger.log_value("key", value, clear_on_reduce=True, **settings)
+    logger.reduce()
+    stats = dict(logger.items())[("key",)]
+    assert len(stats) == 0
+
+
+def test_cleared_ema_peeks_nan() -> None:
+    # RLlib test_edge_cases: a cleared EMA has no value left.
+    logger = MetricsLogger()
+    logger.log_value("clear_test", 0.1, clear_on_reduce=True)
+    logger.log_value("clear_test", 0.2, clear_on_reduce=True)
+    assert logger.peek("clear_test") == pytest.approx(0.101)
+    logger.reduce()
+    assert math.isnan(logger.peek("clear_test"))
+
+
+def test_an_idle_runner_leaves_a_cleared_sum_empty_at_the_algorithm() -> None:
+    # RLlib skips empty Stats when it merges: nothing logged means nothing merged.
+    runner, algorithm = MetricsLogger(), MetricsLogger()
+    runner.log_value("num_episodes", 2, reduce="sum", clear_on_reduce=True)
+    algorithm.aggregate([runner.reduce()])
+    assert algorithm.peek("num_episodes") == 2
+    algorithm.reduce()
+    algorithm.aggregate([runner.reduce()])  # the runner logged nothing this time
+    merged = dict(algorithm.items())[("num_episodes",)]
+    assert len(merged) == 0
+    assert algorithm.peek("num_episodes") == 0
