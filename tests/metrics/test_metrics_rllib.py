@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hookbus.metrics import MetricsLogger, Stats, results
@@ -220,3 +221,55 @@ def test_an_idle_runner_leaves_a_cleared_sum_empty_at_the_algorithm() -> None:
     merged = dict(algorithm.items())[("num_episodes",)]
     assert len(merged) == 0
     assert algorithm.peek("num_episodes") == 0
+
+
+# --- percentiles need a window ------------------------------------------------------------------
+
+DEFAULT_PERCENTILES = [0, 50, 75, 90, 95, 99, 100]
+
+
+def test_percentiles_over_a_sliding_window() -> None:
+    # RLlib test_percentiles: window 10 over 0..10 keeps 1..10.
+    stats = Stats("percentiles", window=10)
+    for value in range(11):
+        stats.push(value)
+    expected = np.percentile(np.arange(1, 11), DEFAULT_PERCENTILES)
+    assert stats.peek() == pytest.approx(dict(zip(DEFAULT_PERCENTILES, expected, strict=True)))
+    backwards = Stats("percentiles", window=10, percentiles=[0, 50])
+    for value in reversed(range(10)):
+        backwards.push(value)
+    assert backwards.peek() == {0: 0.0, 50: 4.5}
+
+
+def test_merged_percentiles_cover_every_runner() -> None:
+    # RLlib test_percentiles: even and odd numbers from two runners, window 20.
+    evens, odds = Stats("percentiles", window=20), Stats("percentiles", window=20)
+    for value in range(0, 10, 2):
+        evens.push(value)
+        odds.push(value + 1)
+    merged = Stats("percentiles", window=20)
+    merged.merge([evens.reduce(), odds.reduce()])
+    expected = np.percentile(np.arange(10), DEFAULT_PERCENTILES)
+    assert merged.peek() == pytest.approx(dict(zip(DEFAULT_PERCENTILES, expected, strict=True)))
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        # RLlib: "A window must be specified when reduce is 'percentiles'!"
+        ({"reduce": "percentiles"}, r"needs a finite window, not window=None"),
+        ({"reduce": "percentiles", "window": math.inf}, r"needs a finite window"),
+        ({"reduce": None, "percentiles": True}, r"needs a finite window"),
+        ({"reduce": "percentiles", "window": 5, "percentiles": 0.5}, r"must be a list"),
+        ({"reduce": "percentiles", "window": 5, "percentiles": ["x"]}, r"each must be a number"),
+        ({"reduce": "percentiles", "window": 5, "percentiles": [-1, 50]}, r"holds -1; each"),
+        ({"reduce": "mean", "window": 5, "percentiles": [50]}, r"only allowed with reduce="),
+    ],
+)
+def test_percentiles_settings_are_checked(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Stats(**settings)
+    logger = MetricsLogger()
+    with pytest.raises(ValueError, match=message):
+        logger.log_value("latency", 1.0, **settings)
+    assert "latency" not in logger  # a refused first log creates no key
