@@ -32,13 +32,12 @@ _ITEMS = ("item", "item_series")  # the kinds that take any object, not only num
 class MetricsLogger:
     """Log values under (nested) keys, reduce them, and merge other loggers' snapshots."""
 
-    __slots__ = ("_clock", "_index", "_layout", "_parents", "_stats")
+    __slots__ = ("_index", "_layout", "_parents", "_stats")
 
     def __init__(self) -> None:
         self._stats: dict[Path, Stats] = {}
         self._index: dict[Any, Stats] = {}
         self._parents: set[Path] = set()  # every proper prefix of a path in _stats
-        self._clock = perf_counter()  # throughput clocks of new keys start here
         self._layout: tuple[list[Path], list[dict[str, Any]]] | None = None  # reduce()'s cache
 
     # --- logging --------------------------------------------------------------------------
@@ -100,7 +99,6 @@ class MetricsLogger:
             if spec["reduce"] not in _ITEMS and not _is_number(value):
                 raise _bad_value(key, value, spec["reduce"])
             stats = Stats._build(spec)
-            stats._start_clock(self._clock)
             self._add(path, stats)
         if isinstance(key, str | tuple):
             self._index[key] = stats  # remember this spelling of the key
@@ -140,7 +138,9 @@ class MetricsLogger:
 
         A parent key gives the nested dict of its leaves; no key gives the whole tree.
         Values are plain Python data. ``throughput=True`` gives throughputs (units per
-        second) instead. A missing key returns ``default``, or raises KeyError without one.
+        second) instead: a float for a leaf, and for a parent (or no key) a nested dict of
+        the keys that track one, each named ``<name>_throughput`` as in RLlib. A missing
+        key returns ``default``, or raises KeyError without one.
         """
         if key is None:
             return self._tree((), throughput)
@@ -162,7 +162,13 @@ class MetricsLogger:
 
     def _tree(self, prefix: Path, throughput: bool) -> dict[str, Any]:
         if throughput:
-            tracked = ((p, s) for p, s in self._stats.items() if s._spec["with_throughput"])
+            # Only the keys that track one, each named "<name>_throughput" (RLlib's names,
+            # the same as the siblings results() adds).
+            tracked = (
+                ((*path[:-1], path[-1] + "_throughput"), stats)
+                for path, stats in self._stats.items()
+                if stats._spec["with_throughput"]
+            )
             return nest(tracked, prefix, _throughput_of)
         return nest(self._stats.items(), prefix, _peek_of)
 
@@ -218,9 +224,8 @@ class MetricsLogger:
 
     def _new_from(self, spec: Mapping[str, Any]) -> Stats:
         # The spec comes from another logger, maybe another process: check it like a log.
-        stats = Stats._build(checked_spec(spec))
-        stats._start_clock(self._clock)
-        return stats
+        # Its throughput clock, if any, starts at the first merge (RLlib: NaN until then).
+        return Stats._build(checked_spec(spec))
 
     # --- state ----------------------------------------------------------------------------
 
@@ -246,7 +251,6 @@ class MetricsLogger:
         self._index.clear()
         self._parents.clear()
         self._layout = None
-        self._clock = perf_counter()
 
     def delete(self, *key: Key, key_error: bool = True) -> None:
         """Delete a key, or a parent key with everything under it.

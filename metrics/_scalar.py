@@ -143,19 +143,42 @@ class _MaxStats(_ExtremeStats):
         return bool(value > current)
 
 
+class _EmptyTotal:
+    """The total of a sum that holds nothing: it shows as 0, and adding to it gives a number.
+
+    A sum is empty (``len`` 0, like RLlib's empty values list) before its first value and
+    after a clearing reduce(). Marking that with this object instead of a flag leaves push()
+    as it was: ``total += value`` replaces the marker with ``0 + value``, exactly what
+    adding to the int 0 gave. A flag written on every push measured about 4 ns (5% of it).
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other: Any) -> Any:
+        return 0 + other
+
+    def __repr__(self) -> str:
+        return "<empty total>"
+
+
+_EMPTY_TOTAL: Any = _EmptyTotal()
+
+
 class _SumStats(Stats):
     """reduce="sum" without a window, or "lifetime_sum" (a sum never cleared).
 
-    ``_total`` is what peek shows; ``_delta`` is what was added since the last reduce(),
-    which is all a snapshot carries, so that merging the same runner's snapshots every
-    iteration never counts a value twice.
+    ``_total`` is what peek shows (``_EMPTY_TOTAL`` while the sum holds nothing); ``_delta``
+    is what was added since the last reduce(), which is all a snapshot carries, so that
+    merging the same runner's snapshots every iteration never counts a value twice. An empty
+    sum hands over None: like RLlib, which skips empty Stats in a merge, the aggregating
+    side then stays empty too.
     """
 
     __slots__ = ("_clear", "_delta", "_total")
     _kinds: ClassVar[tuple[str, ...]] = ("sum", "lifetime_sum")
 
     def _setup(self) -> None:
-        self._total: Any = 0
+        self._total: Any = _EMPTY_TOTAL
         self._delta: Any = 0
         self._clear: bool = self._spec["clear_on_reduce"]
 
@@ -165,31 +188,42 @@ class _SumStats(Stats):
             self._delta += value
 
     def _peek(self) -> Any:
-        return plain(self._total)
+        total = self._total
+        return 0 if total is _EMPTY_TOTAL else plain(total)
 
     def _export(self) -> Any:
+        if self._total is _EMPTY_TOTAL:
+            return None  # nothing logged since creation or the last clearing reduce()
         delta = self._delta  # payloads may hold numpy scalars: events.codec encodes them
         self._delta = 0
         if self._clear:
-            self._total = 0
+            self._total = _EMPTY_TOTAL
         return delta
 
     def _merge(self, payloads: Sequence[Any], specs: Sequence[Mapping[str, Any]]) -> None:
         added = 0
+        held = False
         for value in payloads:
-            if value == value:
+            if value is not None and value == value:
                 added += value
-        self.push(added)
+                held = True
+        if held:
+            self.push(added)
 
     def _dump(self) -> dict[str, Any]:
-        return {"total": plain(self._total), "delta": plain(self._delta)}
+        total = self._total
+        return {
+            "total": None if total is _EMPTY_TOTAL else plain(total),
+            "delta": plain(self._delta),
+        }
 
     def _load(self, state: Mapping[str, Any]) -> None:
-        self._total = state["total"]
+        total = state["total"]
+        self._total = _EMPTY_TOTAL if total is None else total
         self._delta = state["delta"]
 
     def __len__(self) -> int:
-        return 1
+        return int(self._total is not _EMPTY_TOTAL)
 
 
 class _ThroughputSumStats(_SumStats):
@@ -197,8 +231,10 @@ class _ThroughputSumStats(_SumStats):
 
     Each push (or merge) of ``value`` after ``dt`` seconds since the previous one (or since
     the clock started) yields a rate ``value / dt``, smoothed with an EMA of coefficient
-    ``throughput_ema_coeff`` (RLlib's scheme). The clock starts when the owning logger is
-    created; a bare Stats starts it at its first push.
+    ``throughput_ema_coeff`` (RLlib's scheme). The first push (or merge) only starts the
+    clock, so the throughput is NaN until the second: a key's rate never covers the time
+    before it was first logged, and an aggregating logger's first merge of a key gives NaN,
+    as in RLlib. ``from_state`` restarts the clock at the restore (RLlib does the same).
     """
 
     __slots__ = ("_last", "_rate", "_tcoeff", "_tkeep")

@@ -42,9 +42,10 @@ DEFAULT_PERCENTILES: tuple[float, ...] = (0, 50, 75, 90, 95, 99, 100)
 
 _WINDOWED = ("mean", "min", "max", "sum", "item_series", "percentiles")
 _SUM_LIKE = ("sum", "lifetime_sum")
-# Kinds whose unwindowed form keeps every value until the next reduce(): they are emptied on
+# The kind whose unwindowed form keeps every value until the next reduce(): it is emptied on
 # every reduce() whatever clear_on_reduce says, or memory would grow without bound.
-_LISTS = ("item_series", "percentiles")
+# (Percentiles would too, so they need a window, as in RLlib.)
+_LISTS = ("item_series",)
 
 
 def make_spec(
@@ -67,6 +68,12 @@ def make_spec(
         allowed = ", ".join(repr(name) for name in REDUCE_NAMES)
         raise ValueError(f"unknown reduce={reduce!r}; allowed: {allowed}")
     size = _check_window(reduce, window)
+    if reduce == "percentiles" and size is None:
+        raise ValueError(
+            f"reduce='percentiles' needs a finite window, not window={window!r}: exact "
+            "percentiles keep every value of the window, so without one memory would grow "
+            "without bound; give e.g. window=1000 (as RLlib requires)"
+        )
     if size is not None and ema_coeff is not None:
         raise ValueError(
             f"window={window!r} and ema_coeff={ema_coeff!r} exclude each other: "

@@ -202,20 +202,6 @@ class _SeriesStats(Stats):
         return len(self._items)
 
 
-class _PercentileListStats(_SeriesStats):
-    """reduce="percentiles" without a window: over every value since the last reduce()."""
-
-    __slots__ = ()
-    _kinds: ClassVar[tuple[str, ...]] = ("percentiles",)
-
-    def push(self, value: Any) -> None:
-        if value == value:
-            self._items.append(value)
-
-    def _peek(self) -> dict[float, float | None]:
-        return percentiles(_floats(self._items), self._spec["percentiles"])
-
-
 class _SeriesWindowStats(Stats):
     """reduce="item_series" (or None) with a window: the last ``window`` items."""
 

@@ -124,10 +124,13 @@ def test_log_time_defaults_to_an_ema(logger: MetricsLogger, clock: Any) -> None:
 
 def test_throughput_peek(clock: Any) -> None:
     logger = MetricsLogger()
-    clock.advance(2.0)  # the clock starts with the logger
+    clock.advance(2.0)  # time before a key's first log does not count (RLlib)
     logger.log_value("steps", 10, reduce="lifetime_sum", with_throughput=True)
+    assert math.isnan(logger.peek("steps", throughput=True))
+    clock.advance(2.0)
+    logger.log_value("steps", 10)
     assert logger.peek("steps", throughput=True) == 5.0
-    assert logger.peek(throughput=True) == {"steps": 5.0}
+    assert logger.peek(throughput=True) == {"steps_throughput": 5.0}  # RLlib's names
     logger.log_value("loss", 1.0)
     with pytest.raises(ValueError, match="does not track a throughput"):
         logger.peek("loss", throughput=True)

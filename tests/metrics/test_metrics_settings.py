@@ -35,8 +35,11 @@ from hookbus.metrics import MetricsLogger, Stats
         ({"reduce": "sum", "window": 3, "with_throughput": True}, r"reduce='sum', window=3"),
         ({"reduce": "sum", "with_throughput": True, "throughput_ema_coeff": 2}, r"=2 must be"),
         ({"reduce": "sum", "percentiles": [50]}, r"percentiles=\[50\] is only allowed"),
-        ({"reduce": "percentiles", "percentiles": [50, 101]}, r"holds 101; each must be"),
-        ({"reduce": "percentiles", "percentiles": "50"}, r"percentiles='50' must be a list"),
+        ({"reduce": "percentiles", "window": 5, "percentiles": [50, 101]}, r"holds 101; each"),
+        ({"reduce": "percentiles", "window": 5, "percentiles": "50"}, r"percentiles='50' must"),
+        ({"reduce": "percentiles"}, r"reduce='percentiles' needs a finite window, not window=No"),
+        ({"reduce": "percentiles", "window": math.inf}, r"needs a finite window, not window=inf"),
+        ({"reduce": None, "percentiles": True}, r"reduce='percentiles' needs a finite window"),
     ],
 )
 def test_bad_settings(settings: dict[str, Any], message: str) -> None:
