@@ -16,7 +16,7 @@ from hookbus.kernel import Bus, Callback, ConfigError
 from hookbus.runners import AlgorithmStateError, PPOConfig
 
 sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
-from process_helpers import Levels, next_level
+from process_helpers import EpisodeAndSampleCounts, Levels, next_level
 
 
 def test_lambda_on_episode_end_and_on_train_result(small_ppo: PPOConfig) -> None:
@@ -120,6 +120,31 @@ def test_acrobot_theta1_metric_lands_under_env_runners() -> None:
     theta1_mean = result["env_runners"]["theta1_mean"]
     assert isinstance(theta1_mean, float)
     assert theta1_mean == pytest.approx(np.mean(all_means[-50:]))
+
+
+@pytest.mark.anyio
+async def test_rllib_episode_and_sample_counts_for_one_iteration() -> None:
+    # RLlib's test_episode_and_sample_callbacks_batch_mode_truncate_episodes, single-agent.
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=0)
+        .callbacks(EpisodeAndSampleCounts)
+        .training(train_batch_size=50, minibatch_size=50, num_epochs=1)
+        .debugging(seed=0)
+    )
+    async with config.build() as algo:
+        callback = algo.bus.callbacks[0]
+        assert isinstance(callback, EpisodeAndSampleCounts)
+        counts = callback.counts
+        assert counts["env_created"] == 1  # already before training
+        result = await algo.atrain()
+    assert counts["sample"] == 1
+    assert counts["start"] > 0
+    assert counts["start"] in (counts["end"], counts["end"] + 1)
+    assert counts["step"] == 50 == result["env_runners"]["num_env_steps_sampled"]
+    assert counts["end"] == result["env_runners"]["num_episodes"]
+    assert counts["env_created"] == 1
 
 
 def test_results_have_every_key_the_spec_lists(small_ppo: PPOConfig) -> None:
