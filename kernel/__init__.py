@@ -10,6 +10,7 @@ from ._bus import (
     HookbusWarning as HookbusWarning,
 )
 from ._callback import Callback as Callback
+from ._checks import check_callbacks as check_callbacks
 from ._episode import Episode as Episode
 from ._errors import (
     BusClosedError as BusClosedError,
@@ -46,6 +47,7 @@ __all__ = (
     "RecordingHeader",
     "ServiceRegistry",
     "available_plugins",
+    "check_callbacks",
     "read_recording",
     "read_recording_header",
     "replay",
