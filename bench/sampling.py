@@ -29,7 +29,7 @@ class AcrobotStyle(Callback):
         episode.add_temporary_timestep_data("theta", env.envs[env_index].unwrapped.state[2])
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
-        thetas = episode.get_temporary_timestep_data("theta") if len(episode) > 1 else [0.0]
+        thetas = episode.get_temporary_timestep_data("theta")  # one per step, the last too
         metrics_logger.log_value("theta_mean", float(np.mean(thetas)), reduce="mean", window=50)
 
 

@@ -131,7 +131,11 @@ class EpisodeStart(BaseEvent, frozen=True, kw_only=True, tag="episode_start"):
 
 
 class EpisodeStep(BaseEvent, frozen=True, kw_only=True, tag="episode_step"):
-    """Publish after each env step that did not end the episode is in the episode."""
+    """Publish after each env step is in the episode, the step that ends it included.
+
+    As in RLlib, an episode of N steps publishes N of these; on the last one ``terminated``
+    or ``truncated`` is True (as on the episode by then), and ``on_episode_end`` follows.
+    """
 
     hook: ClassVar[str] = "on_episode_step"
 
@@ -141,23 +145,20 @@ class EpisodeStep(BaseEvent, frozen=True, kw_only=True, tag="episode_step"):
     reward: float = 0.0
     observation: Any = None
     info: dict[str, Any] = msgspec.field(default_factory=dict)
+    terminated: bool = False
+    truncated: bool = False
 
 
 class EpisodeEnd(BaseEvent, frozen=True, kw_only=True, tag="episode_end"):
-    """Publish after the step that terminated or truncated the episode is in the episode.
+    """Publish once an episode terminated or was truncated, after its last ``EpisodeStep``.
 
-    As in RLlib, that last step fires ``on_episode_end`` instead of ``on_episode_step``, so this
-    event carries the step's data too.
+    The last step's data is in that ``EpisodeStep``; this event only says how it ended.
     """
 
     hook: ClassVar[str] = "on_episode_end"
 
     episode_id: str = ""
     env_index: int = 0
-    action: Any = None
-    reward: float = 0.0
-    observation: Any = None
-    info: dict[str, Any] = msgspec.field(default_factory=dict)
     terminated: bool = False
     truncated: bool = False
 

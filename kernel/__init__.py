@@ -10,6 +10,7 @@ from ._bus import (
     HookbusWarning as HookbusWarning,
 )
 from ._callback import Callback as Callback
+from ._checks import check_callbacks as check_callbacks
 from ._episode import Episode as Episode
 from ._errors import (
     BusClosedError as BusClosedError,
@@ -50,6 +51,7 @@ __all__ = (
     "ReplayResult",
     "ServiceRegistry",
     "available_plugins",
+    "check_callbacks",
     "read_recording",
     "read_recording_header",
     "replay",

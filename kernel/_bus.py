@@ -10,24 +10,29 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 from hookbus.events import HOOKS, BaseEvent
 
 from ._callback import overridden_hooks
 from ._chain import Handler, compile_chain
+from ._checks import (
+    OnError,
+    as_list,
+    check_callback,
+    check_handler,
+    check_on_error,
+    checked_callbacks,
+)
 from ._errors import BusClosedError, ConfigError
 from ._hooks import LIVE_ARGS, event_type_for, hook_name
 from ._plugins import load_plugins
 from ._services import ServiceRegistry
 from ._stream import EventStream
 
-__all__ = ("ON_ERROR_POLICIES", "Bus", "BusStatistics", "Dispatcher", "HookbusWarning")
+__all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")
 
 logger = logging.getLogger("hookbus")
-
-OnError = Literal["raise", "log"]
-ON_ERROR_POLICIES: tuple[OnError, ...] = ("raise", "log")
 
 
 class HookbusWarning(UserWarning):
@@ -107,11 +112,10 @@ class Bus:
         plugins: bool | Sequence[str] = False,
         **hook_callables: Any,
     ) -> None:
-        if on_error not in ON_ERROR_POLICIES:
-            raise ConfigError(
-                f"unknown on_error policy {on_error!r}; allowed: "
-                + ", ".join(repr(p) for p in ON_ERROR_POLICIES)
-            )
+        check_on_error(on_error)
+        plugin_classes = load_plugins(plugins)
+        for cls in plugin_classes:  # checked before any of the given classes is instantiated
+            check_callback(cls, f"plugin {cls.__qualname__}")
         self.on_error: OnError = "raise" if on_error == "raise" else "log"
         self._closed = False
         self._errors: Counter[str] = Counter()
@@ -127,7 +131,9 @@ class Bus:
 
         self.callbacks: tuple[object, ...] = ()
         """The class handlers' instances, in chain order (plugins after the given ones)."""
-        self.add_callbacks([*_as_list(callbacks_class), *load_plugins(plugins)], **hook_callables)
+        self.add_callbacks(callbacks_class, **hook_callables)
+        if plugin_classes:  # after the given classes, in their section of each chain
+            self.add_callbacks(plugin_classes)
 
     # --- subscribing --------------------------------------------------------------------
 
@@ -135,15 +141,16 @@ class Bus:
         """Append class handlers and per-hook callables, as if given to the constructor.
 
         The classes (or instances) go after the classes already there, the callables after
-        the callables: each stays in its section of the chain.
+        the callables: each stays in its section of the chain. Everything is checked before
+        anything is added or instantiated: a bad argument raises ConfigError naming it.
         """
         if self._closed:
             raise BusClosedError("cannot add callbacks to a closed bus")
-        new_callables = {
-            hook_name(name): [Handler.of(_checked(fn, name)) for fn in _as_list(value)]
-            for name, value in hook_callables.items()
-        }
-        added = _instantiate(_as_list(callbacks_class))
+        new_callables: dict[str, list[Handler]] = {}
+        for name, value in hook_callables.items():
+            hook = hook_name(name)
+            new_callables[hook] = [Handler.of(check_handler(fn, hook)) for fn in as_list(value)]
+        added = _instantiate(checked_callbacks(callbacks_class))
         for callback in added:
             _warn_stray_hooks(callback)
             observer = bool(getattr(callback, "observer", False))
@@ -162,7 +169,7 @@ class Bus:
         ``fn`` is called as ``fn(event=..., **live_arguments)``; it may be async.
         """
         hook = self._open_hook(event_type)
-        self._subscribed[hook].append(Handler.of(_checked(fn, hook), observer=True))
+        self._subscribed[hook].append(Handler.of(check_handler(fn, hook), observer=True))
         self._recompile(hook)
 
     def unsubscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
@@ -375,22 +382,8 @@ def _closed_bus(event: BaseEvent, *args: Any, **kwargs: Any) -> None:
     raise BusClosedError(f"cannot publish {type(event).__name__}: the bus is closed")
 
 
-def _as_list(value: object) -> list[Any]:
-    if value is None:
-        return []
-    if isinstance(value, list | tuple):
-        return list(value)
-    return [value]
-
-
-def _checked(fn: object, hook: str) -> Callable[..., Any]:
-    if not callable(fn):
-        raise ConfigError(f"handler for {hook!r} must be callable, got {fn!r}")
-    return fn
-
-
 def _instantiate(items: Iterable[object]) -> list[object]:
-    """Turn callback classes into instances; instances pass through as they are."""
+    """Turn callback classes (checked already) into instances; instances pass through."""
     instances = []
     for item in items:
         if isinstance(item, type):
@@ -401,11 +394,7 @@ def _instantiate(items: Iterable[object]) -> list[object]:
                     f"cannot instantiate callback class {item.__qualname__} with no arguments "
                     f"({exc}); pass an instance instead"
                 ) from exc
-        elif callable(item) and not overridden_hooks(item):
-            raise ConfigError(
-                f"callbacks_class takes Callback classes or instances, got the callable "
-                f"{item!r}; pass plain callables per hook instead (e.g. on_episode_end=fn)"
-            )
+            # A class's hooks were checked unbound; an instance may add its own attributes.
         instances.append(item)
     return instances
 

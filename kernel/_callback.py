@@ -70,10 +70,14 @@ class Callback:
         """Handle an episode's first observation."""
 
     def on_episode_step(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle an env step that did not end the episode."""
+        """Handle an env step, once it is in the episode; the step that ends it included.
+
+        An episode of N steps calls this N times (as RLlib does). On the last call the
+        episode is already ``is_terminated`` or ``is_truncated``; ``on_episode_end`` follows.
+        """
 
     def on_episode_end(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle an episode's last step (terminated or truncated)."""
+        """Handle a finished episode (terminated or truncated), after its last step's call."""
 
     def on_sample_end(self, *args: Any, **kwargs: Any) -> Any:
         """Handle the end of a ``sample()`` call."""

@@ -7,7 +7,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 from ._errors import ConfigError
 
-__all__ = ("PLUGIN_GROUP", "available_plugins", "load_plugins")
+__all__ = ("PLUGIN_GROUP", "available_plugins", "check_plugin_selection", "load_plugins")
 
 PLUGIN_GROUP = "hookbus.plugins"
 
@@ -18,24 +18,32 @@ def available_plugins() -> dict[str, EntryPoint]:
     return dict(sorted(found.items()))
 
 
-def load_plugins(selection: bool | Sequence[str]) -> list[type]:
-    """Load the plugin classes ``selection`` asks for: all (True), none (False), or by name."""
+def check_plugin_selection(selection: object) -> list[str]:
+    """Return the plugin names ``selection`` asks for, or raise ConfigError; import none."""
     if selection is False:
         return []
     found = available_plugins()
     if selection is True:
-        names = list(found)
-    elif isinstance(selection, str) or not isinstance(selection, Sequence):
+        return list(found)
+    if isinstance(selection, str) or not isinstance(selection, Sequence):
         raise ConfigError(
             f"plugins must be True, False or a list of plugin names, got {selection!r}"
         )
-    else:
-        names = list(selection)
-    classes = []
-    for name in names:
+    for name in selection:
         if name not in found:
             known = ", ".join(found) or "none are installed"
             raise ConfigError(f"unknown plugin {name!r}; installed plugins: {known}")
+    return list(selection)
+
+
+def load_plugins(selection: bool | Sequence[str]) -> list[type]:
+    """Load the plugin classes ``selection`` asks for: all (True), none (False), or by name."""
+    names = check_plugin_selection(selection)
+    if not names:
+        return []
+    found = available_plugins()
+    classes = []
+    for name in names:
         try:
             cls = found[name].load()
         except Exception as exc:

@@ -40,7 +40,10 @@ __all__ = (
 )
 
 MAGIC = b"HOOKBUS\x00"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The recording format this hookbus writes and reads. Version 2: the step that ends an
+episode is an ``EpisodeStep`` (with ``terminated``/``truncated``) followed by an ``EpisodeEnd``
+without step data; version 1 files put that step in ``EpisodeEnd`` and would replay wrong."""
 _HEAD = struct.Struct("<II")  # body length, CRC-32 of the body (both little-endian)
 _FRAME_HEAD = _HEAD.size
 _HEAD_PLACEHOLDER = bytes(_FRAME_HEAD)
@@ -241,14 +244,22 @@ def _reader_for(file: BinaryIO, name: str) -> Iterator[Any]:
 def _check_header(header: Any, name: str, offset: int) -> RecordingHeader:
     if not isinstance(header, dict) or header.get("format") != "hookbus-recording":
         raise RecordingError(f"{name!r} is not a hookbus recording (no header)", offset=offset)
-    parsed = msgspec.convert(header, RecordingHeader)
-    if parsed.format_version != FORMAT_VERSION:
+    # The version first: a header of another version may not even convert.
+    version = header.get("format_version")
+    if version != FORMAT_VERSION:
+        written_by = header.get("hookbus_version")
+        by = f" (written by hookbus {written_by})" if written_by else ""
+        newer = isinstance(version, int) and version > FORMAT_VERSION
+        fix = "upgrade hookbus to read it" if newer else "record the run again to replay it"
         raise RecordingError(
-            f"{name!r} has recording format version {parsed.format_version}; this hookbus "
-            f"reads version {FORMAT_VERSION}",
+            f"{name!r} has recording format version {version!r}{by}; this hookbus "
+            f"({_hookbus_version()}) reads version {FORMAT_VERSION} only; {fix}",
             offset=offset,
         )
-    return parsed
+    try:
+        return msgspec.convert(header, RecordingHeader)
+    except msgspec.ValidationError as exc:
+        raise RecordingError(f"{name!r}: bad recording header ({exc})", offset=offset) from exc
 
 
 def _read_msgpack(file: BinaryIO, name: str) -> Iterator[Any]:

@@ -95,10 +95,12 @@ class _Episodes:
             episode = self._episode_for(event)
             return {"episode": episode, "metrics_logger": logger, "env_index": event.env_index}
         if isinstance(event, PostprocessTrajectory):
-            episode = self.finished.get(event.episode_id) or self._episode_for(event)
+            # ``is None``, not ``or``: an episode of no recorded steps has len 0, so is falsy.
+            finished = self.finished.get(event.episode_id)
+            episode = finished if finished is not None else self._episode_for(event)
             return {"episode": episode, "metrics_logger": logger}
         if isinstance(event, SampleEnd):
-            samples = [self.finished.pop(i, None) or self.live.get(i) for i in event.episode_ids]
+            samples = [self._sampled(i) for i in event.episode_ids]
             self.finished.clear()
             return {"metrics_logger": logger, "samples": [s for s in samples if s is not None]}
         if isinstance(event, TrainResult):
@@ -109,6 +111,10 @@ class _Episodes:
             return {"metrics_logger": logger}
         return {"metrics_logger": logger} if "metrics_logger" in LIVE_ARGS[event.hook] else {}
 
+    def _sampled(self, episode_id: str) -> Episode | None:
+        episode = self.finished.pop(episode_id, None)
+        return episode if episode is not None else self.live.get(episode_id)
+
     def _episode_for(self, event: Any) -> Episode:
         episode = self.live.get(event.episode_id)
         if episode is None:
@@ -116,11 +122,7 @@ class _Episodes:
             self.live[event.episode_id] = episode
         if isinstance(event, EpisodeStart):
             episode.add_reset(event.observation, event.info)
-        elif isinstance(event, EpisodeStep):
-            episode.add_step(
-                event.observation, event.action, event.reward, False, False, event.info
-            )
-        elif isinstance(event, EpisodeEnd):
+        elif isinstance(event, EpisodeStep):  # every step, the last one too (format 2)
             episode.add_step(
                 event.observation,
                 event.action,
@@ -129,6 +131,9 @@ class _Episodes:
                 event.truncated,
                 event.info,
             )
+        elif isinstance(event, EpisodeEnd):  # no step of its own: it follows the last one
+            # Set again from the end, for recordings made without on_episode_step.
+            episode.is_terminated, episode.is_truncated = event.terminated, event.truncated
             self.finished[event.episode_id] = self.live.pop(event.episode_id)
             if len(self.finished) > self.MAX_FINISHED:
                 self.finished.popitem(last=False)

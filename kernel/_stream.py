@@ -23,7 +23,9 @@ class EventStream:
     Iterate it (``async for event in stream``) or call ``receive()``. When the buffer is full,
     ``overflow="block"`` makes publishers wait for room (back-pressure) and
     ``"drop_oldest"`` discards the oldest buffered event and counts it in ``dropped``.
-    Iteration ends once the bus closes and the buffer is drained.
+    Iteration ends once the bus closes and the buffer is drained, or as soon as the
+    stream's ``async with`` block exits, also in another task still iterating it (what was
+    buffered then is dropped): never with an error of the underlying anyio stream.
     """
 
     def __init__(self, buffer: int, overflow: str) -> None:
@@ -59,15 +61,23 @@ class EventStream:
             self._send.send_nowait(event)
 
     async def receive(self) -> BaseEvent:
-        """Return the next event; raise ``anyio.EndOfStream`` after the bus closed."""
-        return await self._receive.receive()
+        """Return the next event; raise ``anyio.EndOfStream`` once no more can come.
+
+        That is after the bus closed and the buffer is drained, or after the stream's
+        ``async with`` block exited (here or in another task, even while this one waited).
+        """
+        try:
+            return await self._receive.receive()
+        except anyio.ClosedResourceError:
+            # Only _discard() closes the receiving side: the stream's block has exited.
+            raise anyio.EndOfStream from None
 
     def __aiter__(self) -> EventStream:
         return self
 
     async def __anext__(self) -> BaseEvent:
         try:
-            return await self._receive.receive()
+            return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
@@ -76,5 +86,6 @@ class EventStream:
         self._send.close()
 
     def _discard(self) -> None:
+        """Close both sides (the stream's block exited); receivers see the end of stream."""
         self._send.close()
         self._receive.close()

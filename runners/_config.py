@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from hookbus.kernel import Bus, ConfigError
+from hookbus.kernel import Bus, ConfigError, check_callbacks
 
 from ._builtin import EnvRunnerMetrics
 from ._env import check_env
@@ -171,8 +171,11 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     ) -> Self:
         """Set the callback classes (or instances) and per-hook callables, as ``Bus(...)`` takes.
 
-        Each call replaces what an earlier one set; hook names are checked by ``build()``.
+        Each call replaces what an earlier one set. Everything is checked here, as the bus
+        would check it (hook names, handler signatures, classes, ``on_error``, plugin names):
+        a bad value raises ConfigError now, not at ``build()`` or at its first event.
         """
+        check_callbacks(callbacks_class, on_error=on_error, plugins=plugins, **hook_callables)
         self.callbacks_per_hook = {
             name: list(value) if isinstance(value, list | tuple) else [value]
             for name, value in hook_callables.items()

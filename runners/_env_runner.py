@@ -241,6 +241,7 @@ class EnvRunner:
                 episode.add_step(rows[i], action, reward, terminated, truncated, info)
                 steps += 1
                 if terminated or truncated:
+                    # This last step's on_episode_step, then on_episode_end (RLlib's order).
                     await self._episode_ended(episode, action, reward, info)
                     done.append(episode)
                     if exact and started >= max_episodes:
@@ -344,10 +345,16 @@ class EnvRunner:
     async def _episode_ended(
         self, episode: Episode, action: Any, reward: float, info: dict[str, Any]
     ) -> None:
+        """Publish the final step (already in ``episode``), then the episode's end.
+
+        As in RLlib, the step that ends an episode fires ``on_episode_step`` like any other
+        (with the episode already terminated or truncated), and ``on_episode_end`` after it.
+        """
         i = episode.env_index
-        d = self._on_end
-        if d.call is not None:
-            event = EpisodeEnd(
+        args = (episode, self, self.metrics, self.env, self.module, i)
+        step = self._on_step
+        if step.call is not None:
+            step_event = EpisodeStep(
                 source=self.source,
                 seq=self._next_seq(),
                 episode_id=episode.id_,
@@ -359,7 +366,18 @@ class EnvRunner:
                 terminated=episode.is_terminated,
                 truncated=episode.is_truncated,
             )
-            await _call(d, event, episode, self, self.metrics, self.env, self.module, i)
+            await _call(step, step_event, *args)
+        d = self._on_end
+        if d.call is not None:
+            event = EpisodeEnd(
+                source=self.source,
+                seq=self._next_seq(),
+                episode_id=episode.id_,
+                env_index=i,
+                terminated=episode.is_terminated,
+                truncated=episode.is_truncated,
+            )
+            await _call(d, event, *args)
         post = self._on_post
         if post.call is not None:
             post_event = PostprocessTrajectory(

@@ -22,7 +22,7 @@ class ReturnsAndTheta(Callback):
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
         self.returns.append(episode.get_return())
-        thetas = episode.get_temporary_timestep_data("theta") if len(episode) > 1 else [0.0]
+        thetas = episode.get_temporary_timestep_data("theta")  # one per step, the last too
         metrics_logger.log_value("theta_abs_max", float(np.max(np.abs(thetas))), window=50)
 
 

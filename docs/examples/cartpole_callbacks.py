@@ -29,7 +29,7 @@ class EpisodeReturn(Callback):
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
         self.total += episode.get_return()
         self.episodes += 1
-        thetas = episode.get_temporary_timestep_data("theta") if len(episode) > 1 else [0.0]
+        thetas = episode.get_temporary_timestep_data("theta")  # one per step, the last too
         metrics_logger.log_value("theta_abs_max", float(np.max(np.abs(thetas))), window=50)
 
     def on_train_result(self, *, result: dict[str, Any], **kwargs: Any) -> None:

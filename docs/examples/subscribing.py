@@ -8,7 +8,7 @@ import anyio
 import anyio.lowlevel
 
 from hookbus.events import EpisodeEnd
-from hookbus.kernel import Bus, Callback
+from hookbus.kernel import Bus, Callback, Episode
 
 
 class Debug(Callback):
@@ -21,9 +21,9 @@ class EpisodeReturn(Callback):
         super().__init__()
         self.total = 0.0
 
-    async def on_episode_end(self, *, event: EpisodeEnd, **kwargs: Any) -> None:
+    async def on_episode_end(self, *, episode: Episode, **kwargs: Any) -> None:
         await anyio.lowlevel.checkpoint()  # async handlers are awaited before the next one starts
-        self.total += event.reward
+        self.total += episode.get_return()
         print(f"2. EpisodeReturn (async class) total={self.total}")
 
 
@@ -42,7 +42,11 @@ def late(*, event: EpisodeEnd, env_index: int | None, **kwargs: Any) -> None:
 async def main() -> None:
     async with Bus(callbacks_class=[Debug, EpisodeReturn], on_episode_end=[f1, f2]) as bus:
         bus.subscribe(EpisodeEnd, late)
-        await bus.publish(EpisodeEnd(episode_id="ep-0", reward=1.0), env_index=0)
+        episode = Episode(id_="ep-0")  # what an EnvRunner would have built by now
+        episode.add_reset(observation=0, info={})
+        episode.add_step(1, action=0, reward=1.0, terminated=True, truncated=False, info={})
+        event = EpisodeEnd(episode_id=episode.id_, terminated=True)
+        await bus.publish(event, episode=episode, env_index=0)
         print(bus.statistics())
 
 

@@ -343,14 +343,14 @@ class _Summary:
         self.by_source[event.source] += 1
         if isinstance(event, EpisodeStart):
             self.open[event.episode_id] = [0, 0.0]
-        elif isinstance(event, EpisodeStep | EpisodeEnd):
+        elif isinstance(event, EpisodeStep):  # every step, the one that ends it included
             tally = self.open.setdefault(event.episode_id, [0, 0.0])
             tally[0] += 1
             tally[1] += event.reward
-            if isinstance(event, EpisodeEnd):
-                self.open.pop(event.episode_id)
-                ending = "terminated" if event.terminated else "truncated"
-                self.done.append((event.episode_id, event.source, tally[0], tally[1], ending))
+        elif isinstance(event, EpisodeEnd):
+            tally = self.open.pop(event.episode_id, [0, 0.0])
+            ending = "terminated" if event.terminated else "truncated"
+            self.done.append((event.episode_id, event.source, tally[0], tally[1], ending))
 
     def report(self, list_episodes: int) -> str:
         lines = [f"{sum(self.by_hook.values())} events"]

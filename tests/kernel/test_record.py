@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pickle
+import re
+import struct
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,7 @@ from hookbus.kernel import (
     RecordingError,
     read_recording,
     read_recording_header,
+    replay,
 )
 
 pytestmark = pytest.mark.anyio
@@ -49,8 +53,9 @@ def stream() -> list[Any]:
             reward=1.0,
             observation=np.ones(4, dtype=np.float32),
             info={"k": [1, 2]},
+            terminated=True,
         ),
-        EpisodeEnd(source="env_runner:1", seq=2, episode_id="e", terminated=True, reward=0.5),
+        EpisodeEnd(source="env_runner:1", seq=2, episode_id="e", terminated=True),
         TrainResult(source="algorithm", seq=0, result={"a": {"b": 1.5}}),
     ]
     return events
@@ -88,7 +93,7 @@ async def test_header_names_versions_and_schema(tmp_path: Path, fmt: str) -> Non
     path = tmp_path / f"run.{fmt}"
     await record(path, [], format=fmt, hooks=["on_episode_end"])
     header = read_recording_header(path)
-    assert header.format_version == 1
+    assert header.format_version == 2
     assert header.hookbus_version
     assert len(header.schema) == 16
     assert header.hooks == ["on_episode_end"]
@@ -185,6 +190,38 @@ def test_files_that_are_not_recordings_fail_at_once(
     with pytest.raises(RecordingError, match=message) as info:
         next(read_recording(path))
     assert info.value.offset == 0
+
+
+def version_1_recording(path: Path, fmt: str) -> None:
+    """Write the header of a recording made before the last step moved to EpisodeStep."""
+    header = {"format": "hookbus-recording", "format_version": 1, "hookbus_version": "0.1.0"}
+    if fmt == "jsonl":
+        path.write_bytes(msgspec.json.encode(header) + b"\n")
+    else:
+        body = msgspec.msgpack.encode(header)
+        frame = struct.pack("<II", len(body), zlib.crc32(body)) + body
+        path.write_bytes(b"HOOKBUS\x00" + frame)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_version_1_recording_is_refused_at_once_naming_both_versions(
+    tmp_path: Path, fmt: str
+) -> None:
+    path = tmp_path / f"old.{fmt}"
+    version_1_recording(path, fmt)
+    message = (
+        rf"^'{re.escape(str(path))}' has recording format version 1 \(written by hookbus "
+        r"0\.1\.0\); this hookbus \(.+\) reads version 2 only; record the run again"
+    )
+    with pytest.raises(RecordingError, match=message) as info:
+        read_recording_header(path)
+    assert info.value.offset == (8 if fmt == "msgpack" else 0)  # the header, after the magic
+    with pytest.raises(RecordingError, match=message):
+        next(read_recording(path))
+    published: list[Any] = []
+    with pytest.raises(RecordingError, match=message):
+        await replay(path, on_episode_end=lambda **kw: published.append(1))
+    assert published == []
 
 
 def test_bad_recorder_settings(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hookbus.events import EpisodeEnd, EpisodeStep, SampleEnd
+from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep, SampleEnd
 from hookbus.kernel import Bus, Callback, ConfigError, Recorder, RecordingError, replay
 from hookbus.metrics import MetricsLogger
 from hookbus.runners import PPOConfig
@@ -27,7 +27,8 @@ class Deterministic(Callback):
         episode.add_temporary_timestep_data("theta", float(episode.get_observations(-1)[2]))
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
-        thetas = episode.get_temporary_timestep_data("theta") if len(episode) > 1 else [0.0]
+        thetas = episode.get_temporary_timestep_data("theta")  # one per step, the last too
+        assert len(thetas) == len(episode)
         self.episodes.append(
             (
                 episode.id_,
@@ -106,15 +107,68 @@ async def test_replay_filters_by_hook_and_source(tmp_path: Path) -> None:
 async def test_replay_takes_an_iterable_and_a_bus() -> None:
     events = [
         EpisodeStep(source="s", seq=0, episode_id="x", reward=2.0, observation=np.zeros(2)),
-        EpisodeEnd(source="s", seq=1, episode_id="x", reward=3.0, terminated=True),
-        SampleEnd(source="s", seq=2, num_env_steps=2, episode_ids=["x"]),
+        EpisodeStep(source="s", seq=1, episode_id="x", reward=3.0, terminated=True),
+        EpisodeEnd(source="s", seq=2, episode_id="x", terminated=True),
+        SampleEnd(source="s", seq=3, num_env_steps=2, episode_ids=["x"]),
     ]
     got: list[Any] = []
+
+    def on_end(*, episode: Any, **kwargs: Any) -> None:
+        got.append((episode.get_return(), len(episode), episode.is_terminated))
+
     async with Bus() as bus:
-        bus.subscribe(EpisodeEnd, lambda episode, **kw: got.append(episode.get_return()))
+        bus.subscribe(EpisodeEnd, on_end)
         bus.subscribe(SampleEnd, lambda samples, **kw: got.append([s.id_ for s in samples]))
-        assert await replay(events, bus=bus) == 3
-    assert got == [5.0, ["x"]]
+        assert await replay(events, bus=bus) == 4
+    assert got == [(5.0, 2, True), ["x"]]
+
+
+async def test_the_last_steps_flags_reach_the_replayed_episode_before_its_end() -> None:
+    events = [
+        EpisodeStart(source="s", seq=0, episode_id="x", observation=0),
+        EpisodeStep(source="s", seq=1, episode_id="x", reward=1.0, observation=1),
+        EpisodeStep(source="s", seq=2, episode_id="x", reward=1.0, observation=2, truncated=True),
+        EpisodeEnd(source="s", seq=3, episode_id="x", truncated=True),
+    ]
+    seen: list[tuple[str, int, bool, bool]] = []
+
+    def log(*, event: Any, episode: Any, **kwargs: Any) -> None:
+        seen.append((event.hook, len(episode), episode.is_truncated, episode.is_done))
+
+    await replay(events, on_episode_step=log, on_episode_end=log)
+    assert seen == [
+        ("on_episode_step", 1, False, False),
+        ("on_episode_step", 2, True, True),
+        ("on_episode_end", 2, True, True),
+    ]
+
+
+async def test_an_ends_only_recording_replays_empty_episodes_that_still_end(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ends.msgpack"
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .training(train_batch_size=200, minibatch_size=100, num_epochs=1)
+        .callbacks(Recorder(path, hooks=["on_episode_end", "on_postprocess_trajectory"]))
+        .debugging(seed=3)
+    )
+    async with config.build() as algo:
+        await algo.atrain()
+    seen: list[tuple[int, bool]] = []
+    post: list[Any] = []
+    await replay(
+        path,
+        on_episode_end=lambda episode, **kw: seen.append((len(episode), episode.is_done)),
+        on_postprocess_trajectory=lambda episode, **kw: post.append(episode),
+    )
+    # No steps were recorded, so no step data; the ends and their flags still arrive, and
+    # on_postprocess_trajectory gets the same (empty, finished) episode object.
+    assert seen
+    assert all(item == (0, True) for item in seen)
+    assert len(post) == len(seen)
+    assert all(episode.is_done for episode in post)
 
 
 async def test_a_corrupt_file_replays_its_prefix_then_raises(tmp_path: Path) -> None:

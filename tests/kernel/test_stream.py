@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from hookbus.events import EpisodeEnd, EpisodeStep, TrainResult
-from hookbus.kernel import Bus, BusClosedError, ConfigError
+from hookbus.kernel import Bus, BusClosedError, ConfigError, EventStream
 
 pytestmark = pytest.mark.anyio
 
@@ -85,3 +85,65 @@ async def test_bad_stream_options_are_refused() -> None:
     with pytest.raises(BusClosedError):
         async with bus.stream(EpisodeEnd):
             pass
+
+
+# --- a stream closed while another task iterates it -----------------------------------------
+
+
+async def iterate(events: EventStream, seen: list[object], resume: anyio.Event | None) -> None:
+    """Iterate ``events`` to its end, recording each event and how the iteration ended."""
+    try:
+        async for event in events:
+            seen.append(event.seq)
+            if resume is not None:
+                await resume.wait()  # busy with this event while the stream's block exits
+        seen.append("ended")
+    except Exception as exc:  # the test shows what it was; it must not be anyio's
+        seen.append(exc)
+
+
+async def test_an_iteration_waiting_in_another_task_ends_when_the_block_exits() -> None:
+    bus = Bus()
+    seen: list[object] = []
+    async with anyio.create_task_group() as tg:
+        async with bus.stream(EpisodeEnd, buffer=10) as events:
+            tg.start_soon(iterate, events, seen, None)
+            await bus.publish(EpisodeEnd(seq=0))
+            await bus.publish(EpisodeEnd(seq=1))
+            await anyio.wait_all_tasks_blocked()  # the other task waits for the next event
+    assert seen == [0, 1, "ended"]
+
+
+async def test_an_iteration_busy_in_another_task_ends_at_its_next_step() -> None:
+    bus = Bus()
+    seen: list[object] = []
+    resume = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        async with bus.stream(EpisodeEnd, buffer=10) as events:
+            tg.start_soon(iterate, events, seen, resume)
+            await bus.publish(EpisodeEnd(seq=0))
+            await bus.publish(EpisodeEnd(seq=1))  # buffered when the block exits: dropped
+            await anyio.wait_all_tasks_blocked()
+        resume.set()
+    assert seen == [0, "ended"]
+
+
+async def test_the_bus_closing_then_the_block_exiting_ends_an_iteration_in_another_task() -> None:
+    bus = Bus()
+    seen: list[object] = []
+    async with anyio.create_task_group() as tg:
+        async with bus.stream(buffer=10) as events:
+            tg.start_soon(iterate, events, seen, None)
+            await bus.publish(EpisodeStep(seq=0))
+            await anyio.wait_all_tasks_blocked()
+            bus.close()  # wakes the waiting task, which has not run yet when the block exits
+    assert seen == [0, "ended"]
+
+
+async def test_receive_after_the_block_exited_is_the_end_of_the_stream() -> None:
+    bus = Bus()
+    async with bus.stream(EpisodeEnd) as events:
+        await bus.publish(EpisodeEnd(seq=0))
+    with pytest.raises(anyio.EndOfStream):
+        await events.receive()
+    assert [event async for event in events] == []

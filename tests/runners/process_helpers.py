@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import Any
 
 import gymnasium as gym
@@ -201,3 +202,61 @@ class ExplodesOnEvenSteps(Callback):
         self.ends += 1
         if self.ends % 2 == 0:
             raise ArithmeticError("every other episode")
+
+
+# --- every step fires on_episode_step (tests/runners/test_episode_hooks.py) -----------------
+
+
+class EpisodeAndSampleCounts(Callback):
+    """Count the EnvRunner hooks and check them against the episodes, wherever it runs.
+
+    RLlib's ``EpisodeAndSampleCallbacks`` (rllib/callbacks/tests/
+    test_callbacks_on_env_runner.py) with the seeds' Acrobot per-step data: one
+    ``theta1`` per on_episode_step (CartPole's pole angle), as many as the episode has steps
+    at its end. Checks run in the callback, so they hold in worker processes too (a failed
+    one reaches ``train()``); the counts also go to the metrics, summed per iteration.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter[str] = Counter()
+        self.episode_lens: dict[str, int] = {}
+        self._steps_at_sample_start = 0
+
+    def _count(self, what: str, metrics_logger: Any) -> None:
+        self.counts[what] += 1
+        metrics_logger.log_value(f"hook_{what}", 1, reduce="sum", clear_on_reduce=True)
+
+    def on_environment_created(self, *, metrics_logger: Any, **kwargs: Any) -> None:
+        self._count("env_created", metrics_logger)
+
+    def on_episode_start(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        self._count("start", metrics_logger)
+        self.episode_lens[episode.id_] = 0
+
+    def on_episode_step(
+        self, *, event: Any, episode: Any, metrics_logger: Any, **kwargs: Any
+    ) -> None:
+        self._count("step", metrics_logger)
+        self.episode_lens[episode.id_] += 1
+        episode.add_temporary_timestep_data("theta1", float(episode.get_observations(-1)[2]))
+        # The step is in the episode already: the last one finds it terminated or truncated.
+        assert (event.terminated, event.truncated) == (episode.is_terminated, episode.is_truncated)
+        assert event.reward == episode.get_rewards(-1)
+
+    def on_episode_end(
+        self, *, event: Any, episode: Any, metrics_logger: Any, **kwargs: Any
+    ) -> None:
+        self._count("end", metrics_logger)
+        assert episode.is_done
+        assert (event.terminated, event.truncated) == (episode.is_terminated, episode.is_truncated)
+        assert len(episode.get_temporary_timestep_data("theta1")) == len(episode)
+        assert self.episode_lens.pop(episode.id_) == len(episode)
+
+    def on_sample_end(
+        self, *, event: Any, samples: list[Any], metrics_logger: Any, **kwargs: Any
+    ) -> None:
+        self._count("sample", metrics_logger)
+        steps = self.counts["step"] - self._steps_at_sample_start
+        self._steps_at_sample_start = self.counts["step"]
+        assert steps == event.num_env_steps == sum(map(len, samples))

@@ -16,7 +16,7 @@ from hookbus.kernel import Bus, Callback, ConfigError
 from hookbus.runners import AlgorithmStateError, PPOConfig
 
 sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
-from process_helpers import Levels, next_level
+from process_helpers import EpisodeAndSampleCounts, Levels, next_level
 
 
 def test_lambda_on_episode_end_and_on_train_result(small_ppo: PPOConfig) -> None:
@@ -120,6 +120,31 @@ def test_acrobot_theta1_metric_lands_under_env_runners() -> None:
     theta1_mean = result["env_runners"]["theta1_mean"]
     assert isinstance(theta1_mean, float)
     assert theta1_mean == pytest.approx(np.mean(all_means[-50:]))
+
+
+@pytest.mark.anyio
+async def test_rllib_episode_and_sample_counts_for_one_iteration() -> None:
+    # RLlib's test_episode_and_sample_callbacks_batch_mode_truncate_episodes, single-agent.
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=0)
+        .callbacks(EpisodeAndSampleCounts)
+        .training(train_batch_size=50, minibatch_size=50, num_epochs=1)
+        .debugging(seed=0)
+    )
+    async with config.build() as algo:
+        callback = algo.bus.callbacks[0]
+        assert isinstance(callback, EpisodeAndSampleCounts)
+        counts = callback.counts
+        assert counts["env_created"] == 1  # already before training
+        result = await algo.atrain()
+    assert counts["sample"] == 1
+    assert counts["start"] > 0
+    assert counts["start"] in (counts["end"], counts["end"] + 1)
+    assert counts["step"] == 50 == result["env_runners"]["num_env_steps_sampled"]
+    assert counts["end"] == result["env_runners"]["num_episodes"]
+    assert counts["env_created"] == 1
 
 
 def test_results_have_every_key_the_spec_lists(small_ppo: PPOConfig) -> None:
@@ -226,10 +251,64 @@ def test_unknown_setting_names_the_allowed_ones() -> None:
         PPOConfig().training(lrr=0.1)
 
 
-def test_unknown_hook_in_callbacks_fails_at_build(small_ppo: PPOConfig) -> None:
-    config = small_ppo.callbacks(on_episode_ends=lambda **kw: None)
-    with pytest.raises(ConfigError, match="unknown hook 'on_episode_ends'"):
-        config.build()
+def episode_only_ok(*, episode: Any, **kwargs: Any) -> None:
+    assert len(episode) > 0
+
+
+class OneHook(Callback):
+    def on_episode_end(self, **kwargs: Any) -> None:
+        pass
+
+
+def episode_only(episode: Any) -> None:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        (("MyCb",), {}, r"callbacks_class must be .*got the string 'MyCb'"),
+        ((["A", "B"],), {}, r"callbacks_class\[0\] must be .*got the string 'A'"),
+        ((dict,), {}, r"got the class dict, which neither subclasses hookbus.kernel.Callback"),
+        ((math,), {}, r"got <module 'math'.*\(module\)"),
+        ((1.5,), {}, r"got 1\.5 \(float\)"),
+        ((), {"on_episode_end": 3}, r"handler for 'on_episode_end' must be callable, got 3"),
+        (
+            (),
+            {"on_episode_end": episode_only},
+            r"handler .*episode_only cannot take the arguments of 'on_episode_end': it has no "
+            r"\*\*kwargs and no parameter for 'event'",
+        ),
+        (
+            (),
+            {"on_episode_ennd": lambda **kw: None},
+            r"unknown hook 'on_episode_ennd' \(did you mean 'on_episode_end'\?\)",
+        ),
+        ((), {"on_error": "ignore"}, r"unknown on_error policy 'ignore'; allowed: 'raise'"),
+        ((), {"plugins": ["nope"]}, r"unknown plugin 'nope'"),
+    ],
+)
+def test_bad_callbacks_fail_at_config_callbacks_naming_the_value(
+    small_ppo: PPOConfig, args: tuple[Any, ...], kwargs: dict[str, Any], message: str
+) -> None:
+    small_ppo.callbacks(OneHook, on_train_result=lambda **kw: None)
+    with pytest.raises(ConfigError, match=message):
+        small_ppo.callbacks(*args, **kwargs)  # not at build(): at once
+    # The refused call changed nothing.
+    assert small_ppo.callbacks_class == [OneHook]
+    assert list(small_ppo.callbacks_per_hook) == ["on_train_result"]
+
+
+def test_instances_classes_and_duck_typed_objects_are_all_accepted(small_ppo: PPOConfig) -> None:
+    class Duck:
+        def on_episode_end(self, *, episode: Any, **kwargs: Any) -> None:
+            self.seen = len(episode)
+
+    duck = Duck()
+    config = small_ppo.callbacks([OneHook, OneHook(), duck], on_episode_end=episode_only_ok)
+    with config.build() as algo:
+        algo.train()
+    assert duck.seen > 0
 
 
 def test_seeded_runs_are_reproducible(small_ppo: PPOConfig) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -11,9 +13,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from hookbus.events import BaseEvent
+from hookbus.events import BaseEvent, EpisodeEnd, EpisodeStep
 from hookbus.kernel import Bus, Callback, ConfigError
 from hookbus.runners import EnvRunner, Episode, PPOConfig
+
+sys.path.insert(0, str(Path(__file__).parent))
+from process_helpers import EpisodeAndSampleCounts
 
 pytestmark = pytest.mark.anyio
 
@@ -87,10 +92,62 @@ async def test_hooks_follow_each_episode_in_order_per_sub_env() -> None:
             steps = hooks[2:]
             if "on_episode_end" in steps:
                 finished += 1
-                assert steps[-2:] == ["on_episode_end", "on_postprocess_trajectory"]
+                # The final step fires on_episode_step too, just before on_episode_end.
+                assert steps[-3:] == [
+                    "on_episode_step",
+                    "on_episode_end",
+                    "on_postprocess_trajectory",
+                ]
                 steps = steps[:-2]
             assert set(steps) <= {"on_episode_step"}
     assert finished >= 5
+
+
+SAMPLINGS = [
+    pytest.param({"num_timesteps": 300}, id="timesteps"),
+    pytest.param({"num_episodes": 7}, id="episodes"),
+    pytest.param({"num_timesteps": 101, "exact": True}, id="timesteps-exact"),
+    pytest.param({"num_episodes": 3, "exact": True}, id="episodes-exact"),
+    pytest.param({"num_timesteps": 50, "force_reset": True}, id="force-reset"),
+]
+
+
+@pytest.mark.parametrize("how", SAMPLINGS)
+async def test_on_episode_step_fires_once_per_env_step_the_last_one_included(
+    how: dict[str, Any],
+) -> None:
+    counts = EpisodeAndSampleCounts()  # checks temporary data and lengths at every end
+    config = PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=3)
+    runner = EnvRunner(config.debugging(seed=2), bus=Bus(counts))
+    chunks: list[Episode] = []
+    for _ in range(4):
+        chunks += await runner.sample(random_actions=True, **how)
+    assert counts.counts["sample"] == 4
+    # The sum of on_episode_step calls is the number of env steps sampled.
+    assert counts.counts["step"] == sum(map(len, chunks))
+    assert counts.counts["end"] == sum(chunk.is_done for chunk in chunks) > 0
+    if how.get("exact") and "num_timesteps" in how:
+        assert counts.counts["step"] == 4 * 101
+
+
+async def test_the_last_steps_event_says_how_the_episode_ended() -> None:
+    runner, log = make_runner(num_envs=2)
+    await runner.sample(num_episodes=6, random_actions=True)
+    last_step: dict[str, EpisodeStep] = {}
+    ends = 0
+    for event in log.events:
+        if isinstance(event, EpisodeStep):
+            assert event.episode_id not in last_step or not (
+                last_step[event.episode_id].terminated or last_step[event.episode_id].truncated
+            ), "no step after the one that ended the episode"
+            last_step[event.episode_id] = event
+        elif isinstance(event, EpisodeEnd):
+            ends += 1
+            step = last_step[event.episode_id]
+            assert step.seq == event.seq - 1  # the end comes right after the last step
+            assert (step.terminated, step.truncated) == (event.terminated, event.truncated)
+            assert step.terminated or step.truncated
+    assert ends >= 6
 
 
 async def test_seq_is_gap_free_per_source_across_samples() -> None:

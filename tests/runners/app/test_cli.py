@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -72,12 +73,17 @@ def test_inspect_counts_hooks_sources_and_episodes(
 ) -> None:
     assert main(["inspect", str(recorded), "--episodes", "2"]) == 0
     out = capsys.readouterr().out
-    assert "format version 1" in out
+    assert "format version 2" in out
     assert "on_episode_step" in out
     assert "env_runner:0" in out
     assert "episodes: " in out
     assert "return mean" in out
     assert "more" in out
+    # CartPole pays 1 per step: each listed episode's return equals its length, so the final
+    # step (an on_episode_step like the others) is counted in both.
+    listed = re.findall(r"len +(\d+) +return +([\d.]+) +(?:terminated|truncated)", out)
+    assert len(listed) == 2
+    assert all(int(length) == float(ret) for length, ret in listed)
 
 
 def test_replay_prints_the_callbacks_metrics(

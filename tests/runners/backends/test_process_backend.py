@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hookbus.events import EpisodeEnd
+from hookbus.events import EpisodeEnd, EpisodeStep
 from hookbus.kernel import ConfigError, Recorder, read_recording
 from hookbus.runners import PPOConfig, RemoteError
 
@@ -52,6 +52,34 @@ def test_observers_see_every_runners_events_in_order(process_ppo: PPOConfig) -> 
     for seqs in by_source.values():
         assert seqs == sorted(seqs)
     assert any(isinstance(e, EpisodeEnd) for e in seen)
+
+
+@pytest.mark.anyio
+async def test_every_env_step_fires_on_episode_step_in_the_worker_too(small_ppo: PPOConfig) -> None:
+    config = small_ppo.env_runners(num_env_runners=1, backend="process").callbacks(
+        process_helpers.EpisodeAndSampleCounts  # its checks run in the worker process
+    )
+    steps: list[EpisodeStep] = []
+    ends: list[EpisodeEnd] = []
+    async with config.build() as algo:
+        algo.bus.subscribe(EpisodeStep, lambda event, **kw: steps.append(event))
+        algo.bus.subscribe(EpisodeEnd, lambda event, **kw: ends.append(event))
+        results = [await algo.atrain() for _ in range(2)]
+    for result in results:
+        runners = result["env_runners"]
+        assert runners["hook_sample"] == 1
+        assert runners["hook_step"] == runners["num_env_steps_sampled"] >= 200
+        assert runners["hook_end"] == runners["num_episodes"] > 0
+    # The observers on the Algorithm's bus got every step, each episode's last one flagged.
+    assert len(steps) == sum(r["env_runners"]["num_env_steps_sampled"] for r in results)
+    last = {step.episode_id: step for step in steps}
+    assert ends
+    for end in ends:
+        assert last[end.episode_id].seq == end.seq - 1
+        assert (last[end.episode_id].terminated, last[end.episode_id].truncated) == (
+            end.terminated,
+            end.truncated,
+        )
 
 
 def test_subscribe_handlers_are_observers_too(process_ppo: PPOConfig) -> None:

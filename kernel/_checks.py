@@ -1,0 +1,215 @@
+"""Refusing bad subscribers when they are added, never at their first event.
+
+Everything here runs at registration (``Bus(...)``, ``bus.add_callbacks``, ``bus.subscribe``,
+``config.callbacks(...)``), so the publish path stays as compiled in ``_chain``. A handler is
+called with keyword arguments only: ``event`` and its hook's live arguments (``LIVE_ARGS``),
+every one of them, every time. So a handler must either name them all or take ``**kwargs``,
+and may require nothing else; a required positional-only parameter can never be filled.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from hookbus.events import HOOKS
+
+from ._callback import Callback, overridden_hooks
+from ._chain import describe
+from ._errors import ConfigError
+from ._hooks import LIVE_ARGS, hook_name
+from ._plugins import check_plugin_selection
+
+__all__ = (
+    "ON_ERROR_POLICIES",
+    "OnError",
+    "as_list",
+    "check_callback",
+    "check_callbacks",
+    "check_handler",
+    "check_on_error",
+    "checked_callbacks",
+)
+
+OnError = Literal["raise", "log"]
+ON_ERROR_POLICIES: tuple[OnError, ...] = ("raise", "log")
+
+_BY_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def check_callbacks(
+    callbacks_class: object = None,
+    *,
+    on_error: str = "raise",
+    plugins: bool | Sequence[str] = False,
+    **hook_callables: Any,
+) -> None:
+    """Raise ConfigError for anything in these ``Bus(...)`` arguments that the bus would refuse.
+
+    Takes what ``Bus(...)`` and ``config.callbacks(...)`` take. Classes are checked without
+    being instantiated and plugins without being imported, so this has no side effects.
+    """
+    check_on_error(on_error)
+    check_plugin_selection(plugins)
+    for name, value in hook_callables.items():
+        hook = hook_name(name)
+        for fn in as_list(value):
+            check_handler(fn, hook)
+    checked_callbacks(callbacks_class)
+
+
+def check_on_error(on_error: object) -> None:
+    """Raise ConfigError unless ``on_error`` is one of ``ON_ERROR_POLICIES``."""
+    if on_error not in ON_ERROR_POLICIES:
+        raise ConfigError(
+            f"unknown on_error policy {on_error!r}; allowed: "
+            + ", ".join(repr(p) for p in ON_ERROR_POLICIES)
+        )
+
+
+def check_handler(fn: object, hook: str) -> Callable[..., Any]:
+    """Return ``fn`` if the chain of ``hook`` can call it; else raise ConfigError saying why."""
+    if not callable(fn):
+        raise ConfigError(f"handler for {hook!r} must be callable, got {fn!r}")
+    _check_signature(fn, hook, describe(fn))
+    return fn
+
+
+def check_callback(item: object, where: str = "callbacks_class") -> None:
+    """Raise ConfigError unless ``item`` is a callback class or instance whose hooks fit.
+
+    Accepted: a ``Callback`` subclass or instance, or any class or object with hook-named
+    methods (duck typing). A class must be instantiable with no arguments. ``where`` names
+    the item in messages (``"callbacks_class[1]"``).
+    """
+    if isinstance(item, type):
+        hooks = _class_hooks(item)
+        if not hooks and not issubclass(item, Callback):
+            raise ConfigError(
+                f"{where} must be a callback class or instance, got the class "
+                f"{item.__qualname__}, which neither subclasses hookbus.kernel.Callback nor "
+                f"defines a hook method ({_some_hooks()})"
+            )
+        _check_no_argument_constructor(item, where)
+        for hook in hooks:
+            method = inspect.getattr_static(item, hook)
+            plain = inspect.isfunction(method)  # unbound: its first parameter is self
+            _check_signature(getattr(item, hook), hook, f"{item.__qualname__}.{hook}", plain)
+        return
+    hooks = overridden_hooks(item)
+    if not hooks and not isinstance(item, Callback):
+        raise ConfigError(f"{where} must be a callback class or instance, got {_what(item)}")
+    for hook in hooks:
+        fn = getattr(item, hook)
+        _check_signature(fn, hook, describe(fn))
+
+
+def checked_callbacks(callbacks_class: object) -> list[object]:
+    """Return ``callbacks_class`` (None, one item, a list or a tuple) as a list, each checked."""
+    if not isinstance(callbacks_class, list | tuple):
+        items = as_list(callbacks_class)
+        for item in items:
+            check_callback(item)
+        return items
+    for i, item in enumerate(callbacks_class):
+        check_callback(item, f"callbacks_class[{i}]")
+    return list(callbacks_class)
+
+
+def as_list(value: object) -> list[Any]:
+    """Return ``value`` as a list: None is empty, a list or tuple is itself, else one item."""
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return list(value)
+    return [value]
+
+
+# --- internals ------------------------------------------------------------------------------
+
+
+def _class_hooks(cls: type) -> list[str]:
+    """Return the hooks ``cls`` implements (hook-named callables other than Callback's no-ops)."""
+    hooks = []
+    for hook in HOOKS:
+        method = getattr(cls, hook, None)
+        if method is not None and method is not getattr(Callback, hook) and callable(method):
+            hooks.append(hook)
+    return hooks
+
+
+def _check_no_argument_constructor(cls: type, where: str) -> None:
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # no signature to read (C types): instantiation will tell
+        return
+    required = [
+        name
+        for name, p in signature.parameters.items()
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if required:
+        raise ConfigError(
+            f"{where}: cannot instantiate callback class {cls.__qualname__} with no arguments "
+            f"(it requires {', '.join(map(repr, required))}); pass an instance instead, "
+            f"e.g. {cls.__name__}(...)"
+        )
+
+
+def _check_signature(fn: Any, hook: str, name: str, unbound: bool = False) -> None:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read (some builtins): accept
+        return
+    params = list(signature.parameters.values())
+    if unbound and params and params[0].kind in _POSITIONAL:
+        params = params[1:]  # self, bound when the class is instantiated
+    given = ("event", *LIVE_ARGS[hook])
+    problem = _mismatch(params, given, hook)
+    if problem:
+        example = ", ".join(("*", *given[:2], "**kwargs"))
+        raise ConfigError(
+            f"handler {name} cannot take the arguments of {hook!r}: {problem}; handlers are "
+            f"called with keyword arguments only ({', '.join(given)}) and must accept "
+            f"**kwargs, e.g. ({example})"
+        )
+
+
+def _mismatch(params: list[inspect.Parameter], given: tuple[str, ...], hook: str) -> str:
+    """Say why a handler with ``params`` cannot be called with the keywords ``given``."""
+    for p in params:
+        if p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.kind is p.POSITIONAL_ONLY:
+            return f"its parameter {p.name!r} is positional-only"
+        if p.name not in given:
+            return f"it requires {p.name!r}, which {hook!r} does not pass"
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return ""
+    taken = {p.name for p in params if p.kind in _BY_KEYWORD}
+    missing = [arg for arg in given if arg not in taken]
+    if missing:
+        return f"it has no **kwargs and no parameter for {', '.join(map(repr, missing))}"
+    return ""
+
+
+def _some_hooks() -> str:
+    return "on_episode_end, on_train_result, ...: the names in hookbus.events.HOOKS"
+
+
+def _what(item: object) -> str:
+    if isinstance(item, str):
+        return (
+            f"the string {item!r}; pass the class itself (e.g. from my_module import MyCb; "
+            f"config.callbacks(MyCb)), not its name"
+        )
+    if callable(item):
+        return (
+            f"the callable {item!r}; pass plain callables per hook instead (e.g. on_episode_end=fn)"
+        )
+    return (
+        f"{item!r} ({type(item).__qualname__}); pass a hookbus.kernel.Callback subclass, an "
+        f"instance of one, or an object with hook methods ({_some_hooks()})"
+    )
