@@ -8,19 +8,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from hookbus.events import (
-    EnvironmentCreated,
-    EpisodeCreated,
-    EpisodeEnd,
-    EpisodeStart,
     EpisodeStep,
-    PostprocessTrajectory,
     SampleEnd,
 )
-from hookbus.kernel import Bus, ConfigError, Dispatcher, Episode
+from hookbus.kernel import Bus, ConfigError, Dispatcher, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
 from ._env import EnvContext, env_name, make_vector_env
 from ._exploration import make_exploration
+from ._lifecycle import EpisodeLifecycle
 
 if TYPE_CHECKING:
     from ._config import AlgorithmConfig
@@ -36,7 +32,7 @@ class SampleSummary(NamedTuple):
     metrics: dict[str, Any]
 
 
-class EnvRunner:
+class EnvRunner(EpisodeLifecycle):
     """Sample episodes from ``num_envs_per_env_runner`` sub-envs, publishing every hook.
 
     ``config`` is the Algorithm's config (``config.in_evaluation`` tells an evaluation
@@ -79,7 +75,6 @@ class EnvRunner:
             self.env.action_space.seed(seed + 1000 * worker_index)
         self._exploration = make_exploration(config.exploration, self.env.single_action_space)
         self._timestep = 0  # env steps this runner sampled, for exploration schedules
-        self._seq = 0
         self._announced = False  # on_environment_created published?
         # Per sub-env: the live episode, whether the env resets on the next step (gymnasium's
         # NEXT_STEP autoreset), and how many of the episode's steps were handed out already.
@@ -87,14 +82,11 @@ class EnvRunner:
         self._resetting: list[bool] = []
         self._handed: dict[str, int] = {}
         self._obs: Any = None
-        bind = bus.dispatcher
-        self._on_env_created: Dispatcher = bind(EnvironmentCreated)
-        self._on_created: Dispatcher = bind(EpisodeCreated)
-        self._on_start: Dispatcher = bind(EpisodeStart)
-        self._on_step: Dispatcher = bind(EpisodeStep)
-        self._on_end: Dispatcher = bind(EpisodeEnd)
-        self._on_post: Dispatcher = bind(PostprocessTrajectory)
-        self._on_sample_end: Dispatcher = bind(SampleEnd)
+        # The one path onto the bus; the module is passed per event (the learner sets it later).
+        self._publisher = Publisher(
+            bus, self.source, env_runner=self, metrics_logger=self.metrics, env=self.env
+        )
+        self._on_step: Dispatcher = self._publisher.dispatcher(EpisodeStep)  # the hot path
 
     # --- sampling ---------------------------------------------------------------------------
 
@@ -145,15 +137,13 @@ class EnvRunner:
         samples = self._cut(done, dropped)
         if exact and None in self._episodes:
             self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh
-        sample_end = self._on_sample_end
-        if sample_end.call is not None:
-            event = SampleEnd(
-                source=self.source,
-                seq=self._next_seq(),
+        if self._publisher.wants(SampleEnd):
+            await self._publisher.publish(
+                SampleEnd,
+                {"samples": samples},
                 num_env_steps=steps,
                 episode_ids=[episode.id_ for episode in samples],
             )
-            await _call(sample_end, event, self, self.metrics, samples)
         return samples
 
     async def sample_and_get_metrics(
@@ -205,7 +195,9 @@ class EnvRunner:
         # element is not). Events are built only for hooks with subscribers. Exact sampling
         # costs training two cheap tests per sub-env step (measured: no visible change).
         env, episodes, resetting = self.env, self._episodes, self._resetting
-        on_step = self._on_step
+        # The step hook's dispatcher, called inline (kernel.LIVE_ARGS order, positionally):
+        # an `await publisher.publish()` per step would cost ~340 ns more (docs/design.md).
+        on_step, next_seq = self._on_step, self._publisher.next_seq
         exact = dropped is not None
         max_steps = num_timesteps if num_timesteps is not None else float("inf")
         max_episodes = num_episodes if num_episodes is not None else float("inf")
@@ -253,7 +245,7 @@ class EnvRunner:
                 elif on_step.call is not None:
                     event = EpisodeStep(
                         source=self.source,
-                        seq=self._next_seq(),
+                        seq=next_seq(),
                         episode_id=episode.id_,
                         env_index=i,
                         action=action,
@@ -318,93 +310,6 @@ class EnvRunner:
             episode.add_reset(obs[i], _sub_info(infos, i) if infos else {})
             await self._episode_started(episode)
 
-    async def _new_episode(self, i: int) -> Episode:
-        episode = Episode(env_index=i)
-        d = self._on_created
-        if d.call is not None:
-            event = EpisodeCreated(
-                source=self.source, seq=self._next_seq(), episode_id=episode.id_, env_index=i
-            )
-            await _call(d, event, episode, self, self.metrics, self.env, self.module, i)
-        return episode
-
-    async def _episode_started(self, episode: Episode) -> None:
-        d = self._on_start
-        if d.call is not None:
-            i = episode.env_index
-            event = EpisodeStart(
-                source=self.source,
-                seq=self._next_seq(),
-                episode_id=episode.id_,
-                env_index=i,
-                observation=episode.observations[0],
-                info=episode.infos[0],
-            )
-            await _call(d, event, episode, self, self.metrics, self.env, self.module, i)
-
-    async def _episode_ended(
-        self, episode: Episode, action: Any, reward: float, info: dict[str, Any]
-    ) -> None:
-        """Publish the final step (already in ``episode``), then the episode's end.
-
-        As in RLlib, the step that ends an episode fires ``on_episode_step`` like any other
-        (with the episode already terminated or truncated), and ``on_episode_end`` after it.
-        """
-        i = episode.env_index
-        args = (episode, self, self.metrics, self.env, self.module, i)
-        step = self._on_step
-        if step.call is not None:
-            step_event = EpisodeStep(
-                source=self.source,
-                seq=self._next_seq(),
-                episode_id=episode.id_,
-                env_index=i,
-                action=action,
-                reward=reward,
-                observation=episode.observations[-1],
-                info=info,
-                terminated=episode.is_terminated,
-                truncated=episode.is_truncated,
-            )
-            await _call(step, step_event, *args)
-        d = self._on_end
-        if d.call is not None:
-            event = EpisodeEnd(
-                source=self.source,
-                seq=self._next_seq(),
-                episode_id=episode.id_,
-                env_index=i,
-                terminated=episode.is_terminated,
-                truncated=episode.is_truncated,
-            )
-            await _call(d, event, *args)
-        post = self._on_post
-        if post.call is not None:
-            post_event = PostprocessTrajectory(
-                source=self.source, seq=self._next_seq(), episode_id=episode.id_, env_index=i
-            )
-            await _call(post, post_event, episode, self, self.metrics)
-
-    async def _announce(self) -> None:
-        self._announced = True
-        d = self._on_env_created
-        if d.call is not None:
-            event = EnvironmentCreated(
-                source=self.source,
-                seq=self._next_seq(),
-                env_id=env_name(self.config.env),
-                num_envs=self.num_envs,
-                worker_index=self.worker_index,
-                in_evaluation=self.config.in_evaluation,
-                env_config=dict(self.env_context),
-            )
-            await _call(d, event, self, self.metrics, self.env, self.env_context)
-
-    def _next_seq(self) -> int:
-        seq = self._seq
-        self._seq = seq + 1
-        return seq
-
     # --- the rest of the runner's API -------------------------------------------------------
 
     async def setup(self) -> None:
@@ -451,16 +356,6 @@ class EnvRunner:
 
     def __repr__(self) -> str:
         return f"<EnvRunner {self.source} {env_name(self.config.env)} x{self.num_envs}>"
-
-
-async def _call(d: Dispatcher, event: Any, *live: Any) -> None:
-    """Run a dispatcher whose ``call`` the caller checked is set."""
-    call = d.call
-    assert call is not None
-    if d.is_async:
-        await call(event, *live)
-    else:
-        call(event, *live)
 
 
 def _sub_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
