@@ -27,6 +27,7 @@ from hookbus.kernel import Bus, Publisher
 from hookbus.metrics import MetricsLogger, results
 
 from ._env_runner import SampleSummary
+from ._evaluation_budget import auto_steps, hand_out, units
 from ._loop import LoopThread
 from .backends._base import EnvRunnerHandle
 from .backends._group import EnvRunnerGroup, gather
@@ -217,7 +218,7 @@ class Evaluation:
         budget = int(config.evaluation_duration)
         by_episodes = config.evaluation_duration_unit == "episodes"
         pulling = config.enable_async_evaluation
-        pending = _units(budget, len(runners), config, by_episodes) if pulling else [budget]
+        pending = units(budget, len(runners), config, by_episodes) if pulling else [budget]
         idle = list(runners)
         began: set[int] = set()  # runners that sampled this round: they go on, unreset
         summaries: list[SampleSummary] = []
@@ -228,7 +229,7 @@ class Evaluation:
                 try:
                     running = 0
                     while True:
-                        starts = _hand_out(idle, pending, pulling=pulling, running=running)
+                        starts = hand_out(idle, pending, pulling=pulling, running=running)
                         for runner, share in starts:
                             first = id(runner) not in began
                             began.add(id(runner))
@@ -286,7 +287,7 @@ class Evaluation:
             first = True
             while first or more():
                 left = expected - (time.monotonic() - started)
-                steps = _auto_steps(left, self._throughput, config)
+                steps = auto_steps(left, self._throughput, config)
                 began = time.monotonic()
                 outcome = await self._request(runner, steps, False, first_of_round=first)
                 if not isinstance(outcome, SampleSummary):
@@ -360,57 +361,6 @@ async def _deliver(
     except Exception as exc:
         outcome = exc
     await send.send((runner, share, outcome))
-
-
-def _hand_out(
-    idle: list[Any], pending: list[int], *, pulling: bool, running: int
-) -> list[tuple[Any, int]]:
-    """Take the requests to start now out of ``idle`` runners and ``pending`` shares.
-
-    Pulling: a unit to every idle runner, while units last. Otherwise in waves: when no
-    request runs, what is pending is split anew over the idle runners.
-    """
-    if pulling:
-        n = min(len(idle), len(pending))
-        return [(idle.pop(0), pending.pop(0)) for _ in range(n)]
-    if running or not pending or not idle:
-        return []
-    shares = _split(sum(pending), len(idle))
-    pending.clear()
-    starts = [(runner, n) for runner, n in zip(idle, shares, strict=True) if n]
-    idle[:] = [runner for runner, n in zip(idle, shares, strict=True) if not n]
-    return starts
-
-
-def _split(budget: int, k: int) -> list[int]:
-    """Split ``budget`` over ``k`` runners: even shares, the first ``budget % k`` one more."""
-    base, extra = divmod(budget, k)
-    return [base + (i < extra) for i in range(k)]
-
-
-def _units(budget: int, k: int, config: AlgorithmConfig[Any], by_episodes: bool) -> list[int]:
-    """Cut ``budget`` into the units that asynchronous evaluation hands out one by one.
-
-    An episode per sub-env (a request then wastes no partial episode), or for env steps
-    about a quarter of an even share, in whole vector steps.
-    """
-    num_envs = config.num_envs_per_env_runner
-    if by_episodes:
-        size = num_envs
-    else:
-        size = max(num_envs, math.ceil(budget / (4 * k)))
-        size = math.ceil(size / num_envs) * num_envs
-    whole, rest = divmod(budget, size)
-    return [size] * whole + ([rest] if rest else [])
-
-
-def _auto_steps(left_s: float, throughput: float | None, config: AlgorithmConfig[Any]) -> int:
-    """Size an "auto" unit: the steps that fill ``left_s``, clamped, in whole vector steps."""
-    low = config.evaluation_auto_duration_min_env_steps_per_sample
-    high = config.evaluation_auto_duration_max_env_steps_per_sample
-    steps = low if throughput is None else min(high, max(low, int(left_s * throughput)))
-    num_envs = config.num_envs_per_env_runner
-    return math.ceil(steps / num_envs) * num_envs
 
 
 def _forget_round_stats(metrics: MetricsLogger) -> None:

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import (
@@ -28,22 +28,12 @@ from hookbus.kernel import (
 )
 from hookbus.metrics import MetricsLogger, results
 
+from ._output import print_metrics, progress, table
+
 __all__ = ("main",)
 
 ALGORITHMS = ("PPO", "DQN")
 RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
-_BUILTIN_ENV_RUNNER_KEYS = {
-    "episode_return_mean",
-    "episode_return_min",
-    "episode_return_max",
-    "episode_len_mean",
-    "episode_len_min",
-    "episode_len_max",
-    "num_episodes",
-    "num_episodes_lifetime",
-    "num_env_steps_sampled",
-    "num_env_steps_sampled_lifetime",
-}
 
 
 class UsageError(Exception):
@@ -214,12 +204,12 @@ def _train(args: argparse.Namespace) -> int:
         try:
             for _ in range(args.iterations):
                 rows.append(algo.train())
-                _progress(out, rows[-1], args.iterations, time.perf_counter() - start)
+                progress(out, rows[-1], args.iterations, time.perf_counter() - start)
         except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
             interrupted = True
     if out.isatty():
         print(file=out)
-    print(_table(rows), file=out)
+    print(table(rows), file=out)
     if interrupted:
         done = f"{len(rows)} iteration{'' if len(rows) == 1 else 's'}"
         print(f"hookbus train: interrupted after {done}", file=sys.stderr)
@@ -254,12 +244,12 @@ def _replay(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         # What the callbacks made of the valid prefix is worth seeing (docs/recording.md).
         print(f"replayed the valid prefix of {args.file} into {names or 'no callbacks'}")
-        _print_metrics(results(logger))
+        print_metrics(results(logger))
         raise UsageError(f"the file is damaged after the prefix replayed above: {exc}") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
     print(f"replayed {result.events} events from {args.file} into {names or 'no callbacks'}")
-    _print_metrics(result.metrics)
+    print_metrics(result.metrics)
     _check_filters(args, events.sources, result.events)
     return 0
 
@@ -288,15 +278,6 @@ def _check_filters(args: argparse.Namespace, recorded: set[str], published: int)
     filters = [f"{option} {' '.join(values)}" for option, values in given if values]
     if published == 0 and filters:
         raise UsageError(f"no recorded event matched {' '.join(filters)}")
-
-
-def _print_metrics(metrics: dict[str, Any]) -> None:
-    rows = list(_flatten(metrics))
-    if not rows:
-        print("the callbacks logged no metrics")
-    width = max((len(key) for key, _ in rows), default=0)
-    for key, value in rows:
-        print(f"  {key:<{width}}  {_cell(value)}")
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -376,14 +357,6 @@ class _Summary:
         return "\n".join(lines)
 
 
-def _flatten(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}/")
-        else:
-            yield f"{prefix}{key}", value
-
-
 def _config_for(algo: str) -> Any:
     from hookbus.runners import DQNConfig, PPOConfig
 
@@ -417,59 +390,6 @@ def load_object(spec: str) -> Any:
         except AttributeError:
             raise UsageError(f"{spec!r}: {module_name!r} has no attribute {attr!r}") from None
     return obj
-
-
-def _progress(out: TextIO, result: dict[str, Any], total: int, elapsed: float) -> None:
-    i = result["training_iteration"]
-    runners = result.get("env_runners", {})
-    width = 20
-    done = round(width * i / total)
-    bar = "#" * done + "." * (width - done)
-    line = (
-        f"[{bar}] {i:>{len(str(total))}}/{total}  "
-        f"return {runners.get('episode_return_mean', float('nan')):8.2f}  "
-        f"steps {result.get('num_env_steps_sampled_lifetime', 0):>8}  "
-        f"{elapsed / i:5.2f}s/it"
-    )
-    if out.isatty():
-        print("\r" + line, end="", file=out, flush=True)
-    else:
-        print(line, file=out, flush=True)
-
-
-def _table(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return "no iteration finished"
-    custom = sorted(
-        {k for r in rows for k in r.get("env_runners", {}) if k not in _BUILTIN_ENV_RUNNER_KEYS}
-    )
-    # Episodes and env steps are counted over the whole run (RLlib's *_lifetime), not per row.
-    headers = ["iter", "return_mean", "len_mean", "episodes (total)", "env_steps (total)", *custom]
-    lines = []
-    for r in rows:
-        er = r.get("env_runners", {})
-        cells = [
-            r["training_iteration"],
-            er.get("episode_return_mean"),
-            er.get("episode_len_mean"),
-            er.get("num_episodes_lifetime"),
-            r.get("num_env_steps_sampled_lifetime"),
-            *(er.get(k) for k in custom),
-        ]
-        lines.append([_cell(c) for c in cells])
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    out.append("  ".join("-" * w for w in widths))
-    out += ["  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
-    return "\n".join(out)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import numpy as np
 from hookbus.kernel import Bus, ConfigError
 
 from ..._algorithm import Algorithm
-from ..._config import _COMMON, AlgorithmConfig, _int_at_least
+from ..._checks import int_at_least
+from ..._config import COMMON_SETTINGS, AlgorithmConfig
 from ._learner import TD_ERROR_LOSS_FNS, DQNLearner
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
 from ._transitions import NStepTransitions
@@ -64,17 +65,17 @@ class DQNConfig(AlgorithmConfig["DQN"]):
         "epsilon_timesteps": 10_000,
     }
     _sections: ClassVar[dict[str, dict[str, Any]]] = {
-        **_COMMON,
-        "env_runners": {**_COMMON["env_runners"], "rollout_fragment_length": "auto"},
+        **COMMON_SETTINGS,
+        "env_runners": {**COMMON_SETTINGS["env_runners"], "rollout_fragment_length": "auto"},
         "training": {
-            **_COMMON["training"],
+            **COMMON_SETTINGS["training"],
             "lr": 5e-4,
             "train_batch_size": 32,
             **_DQN_TRAINING,
         },
         "reporting": {"min_sample_timesteps_per_iteration": 1000},
         # As RLlib's DQN: evaluate the greedy policy, without epsilon's random actions.
-        "evaluation": {**_COMMON["evaluation"], "evaluation_config": {"explore": False}},
+        "evaluation": {**COMMON_SETTINGS["evaluation"], "evaluation_config": {"explore": False}},
     }
 
     # Declared for type checkers; set from the sections in __init__.
@@ -118,14 +119,14 @@ class DQNConfig(AlgorithmConfig["DQN"]):
     def validate(self) -> None:
         """Check the common settings, then DQN's; ConfigError names the first bad one."""
         super().validate()
-        _int_at_least("target_network_update_freq", self.target_network_update_freq, 1)
-        _int_at_least(
+        int_at_least("target_network_update_freq", self.target_network_update_freq, 1)
+        int_at_least(
             "num_steps_sampled_before_learning_starts",
             self.num_steps_sampled_before_learning_starts,
             0,
         )
-        _int_at_least("n_step", self.n_step, 1)
-        _int_at_least(
+        int_at_least("n_step", self.n_step, 1)
+        int_at_least(
             "min_sample_timesteps_per_iteration", self.min_sample_timesteps_per_iteration, 0
         )
         if not _is_number(self.tau) or not 0 < self.tau <= 1:

@@ -12,7 +12,7 @@ import numpy as np
 from hookbus.kernel import ConfigError, Episode
 
 from ..._algorithm import Algorithm
-from ..._config import _COMMON, AlgorithmConfig
+from ..._config import COMMON_SETTINGS, AlgorithmConfig
 from ._learner import PPOLearner, Trajectory
 
 __all__ = ("PPO", "PPOConfig")
@@ -36,8 +36,8 @@ class PPOConfig(AlgorithmConfig["PPO"]):
     """Configure PPO: RLlib's setting names; defaults tuned for CartPole (see docs/runners.md)."""
 
     _sections: ClassVar[dict[str, dict[str, Any]]] = {
-        **_COMMON,
-        "training": {**_COMMON["training"], **_PPO_TRAINING},
+        **COMMON_SETTINGS,
+        "training": {**COMMON_SETTINGS["training"], **_PPO_TRAINING},
     }
 
 

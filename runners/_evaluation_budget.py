@@ -1,0 +1,62 @@
+"""How an evaluation round's budget is cut into requests for its runners."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._config import AlgorithmConfig
+
+__all__ = ("auto_steps", "hand_out", "split", "units")
+
+
+def hand_out(
+    idle: list[Any], pending: list[int], *, pulling: bool, running: int
+) -> list[tuple[Any, int]]:
+    """Take the requests to start now out of ``idle`` runners and ``pending`` shares.
+
+    Pulling: a unit to every idle runner, while units last. Otherwise in waves: when no
+    request runs, what is pending is split anew over the idle runners.
+    """
+    if pulling:
+        n = min(len(idle), len(pending))
+        return [(idle.pop(0), pending.pop(0)) for _ in range(n)]
+    if running or not pending or not idle:
+        return []
+    shares = split(sum(pending), len(idle))
+    pending.clear()
+    starts = [(runner, n) for runner, n in zip(idle, shares, strict=True) if n]
+    idle[:] = [runner for runner, n in zip(idle, shares, strict=True) if not n]
+    return starts
+
+
+def split(budget: int, k: int) -> list[int]:
+    """Split ``budget`` over ``k`` runners: even shares, the first ``budget % k`` one more."""
+    base, extra = divmod(budget, k)
+    return [base + (i < extra) for i in range(k)]
+
+
+def units(budget: int, k: int, config: AlgorithmConfig[Any], by_episodes: bool) -> list[int]:
+    """Cut ``budget`` into the units that asynchronous evaluation hands out one by one.
+
+    An episode per sub-env (a request then wastes no partial episode), or for env steps
+    about a quarter of an even share, in whole vector steps.
+    """
+    num_envs = config.num_envs_per_env_runner
+    if by_episodes:
+        size = num_envs
+    else:
+        size = max(num_envs, math.ceil(budget / (4 * k)))
+        size = math.ceil(size / num_envs) * num_envs
+    whole, rest = divmod(budget, size)
+    return [size] * whole + ([rest] if rest else [])
+
+
+def auto_steps(left_s: float, throughput: float | None, config: AlgorithmConfig[Any]) -> int:
+    """Size an "auto" unit: the steps that fill ``left_s``, clamped, in whole vector steps."""
+    low = config.evaluation_auto_duration_min_env_steps_per_sample
+    high = config.evaluation_auto_duration_max_env_steps_per_sample
+    steps = low if throughput is None else min(high, max(low, int(left_s * throughput)))
+    num_envs = config.num_envs_per_env_runner
+    return math.ceil(steps / num_envs) * num_envs

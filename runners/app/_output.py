@@ -1,0 +1,91 @@
+"""What the CLI prints: the progress line, the final table, metric listings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+__all__ = ("cell", "flatten", "print_metrics", "progress", "table")
+
+BUILTIN_ENV_RUNNER_KEYS = {
+    "episode_return_mean",
+    "episode_return_min",
+    "episode_return_max",
+    "episode_len_mean",
+    "episode_len_min",
+    "episode_len_max",
+    "num_episodes",
+    "num_episodes_lifetime",
+    "num_env_steps_sampled",
+    "num_env_steps_sampled_lifetime",
+}
+
+
+def print_metrics(metrics: dict[str, Any]) -> None:
+    rows = list(flatten(metrics))
+    if not rows:
+        print("the callbacks logged no metrics")
+    width = max((len(key) for key, _ in rows), default=0)
+    for key, value in rows:
+        print(f"  {key:<{width}}  {cell(value)}")
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from flatten(value, f"{prefix}{key}/")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def progress(out: TextIO, result: dict[str, Any], total: int, elapsed: float) -> None:
+    i = result["training_iteration"]
+    runners = result.get("env_runners", {})
+    width = 20
+    done = round(width * i / total)
+    bar = "#" * done + "." * (width - done)
+    line = (
+        f"[{bar}] {i:>{len(str(total))}}/{total}  "
+        f"return {runners.get('episode_return_mean', float('nan')):8.2f}  "
+        f"steps {result.get('num_env_steps_sampled_lifetime', 0):>8}  "
+        f"{elapsed / i:5.2f}s/it"
+    )
+    if out.isatty():
+        print("\r" + line, end="", file=out, flush=True)
+    else:
+        print(line, file=out, flush=True)
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no iteration finished"
+    custom = sorted(
+        {k for r in rows for k in r.get("env_runners", {}) if k not in BUILTIN_ENV_RUNNER_KEYS}
+    )
+    # Episodes and env steps are counted over the whole run (RLlib's *_lifetime), not per row.
+    headers = ["iter", "return_mean", "len_mean", "episodes (total)", "env_steps (total)", *custom]
+    lines = []
+    for r in rows:
+        er = r.get("env_runners", {})
+        cells = [
+            r["training_iteration"],
+            er.get("episode_return_mean"),
+            er.get("episode_len_mean"),
+            er.get("num_episodes_lifetime"),
+            r.get("num_env_steps_sampled_lifetime"),
+            *(er.get(k) for k in custom),
+        ]
+        lines.append([cell(c) for c in cells])
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
+    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
+    return "\n".join(out)
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
