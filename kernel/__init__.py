@@ -1,7 +1,6 @@
 """The microkernel: a typed async bus with ordered subscriber chains, streams and plugins."""
 
 from hookbus.events import HookbusError as HookbusError
-from hookbus.events._public import publish_names
 
 from ._bus import (
     Bus as Bus,
@@ -58,5 +57,10 @@ __all__ = (
     "replay_into",
 )
 
-publish_names(__name__, globals(), __all__)
-del publish_names
+# Objects report this package as their module (for docs and reprs), not the private
+# module that defines them.
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith(__name__ + "._"):
+        _obj.__module__ = __name__
+del _name, _obj
