@@ -11,6 +11,7 @@ from .._env_runner import EnvRunner, SampleSummary
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
+    from ._base import EnvRunnerHandle
 
 __all__ = ("InlineEnvRunner",)
 
@@ -118,3 +119,7 @@ class InlineEnvRunner:
 
     def __repr__(self) -> str:
         return f"<InlineEnvRunner {self.env_runner!r}>"
+
+
+if TYPE_CHECKING:  # mypy checks that the class keeps the backend contract
+    _contract: type[EnvRunnerHandle] = InlineEnvRunner

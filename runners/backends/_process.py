@@ -40,6 +40,7 @@ from ._wire import (
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
+    from ._base import EnvRunnerHandle
 
 __all__ = ("ProcessEnvRunner",)
 
@@ -295,3 +296,7 @@ def _pickled_config(config: AlgorithmConfig[Any], module: Any) -> dict[str, Any]
         "main_path": main_path,
         "sys_path": list(sys.path),
     }
+
+
+if TYPE_CHECKING:  # mypy checks that the class keeps the backend contract
+    _contract: type[EnvRunnerHandle] = ProcessEnvRunner
