@@ -130,7 +130,7 @@ class EpisodeStart(BaseEvent, frozen=True, kw_only=True, tag="episode_start"):
     info: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class EpisodeStep(BaseEvent, frozen=True, kw_only=True, tag="episode_step"):
+class EpisodeStep(BaseEvent, frozen=True, kw_only=True, omit_defaults=True, tag="episode_step"):
     """Publish after each env step is in the episode, the step that ends it included.
 
     As in RLlib, an episode of N steps publishes N of these; on the last one ``terminated``

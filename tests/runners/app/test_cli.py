@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hookbus.events import EpisodeEnd
-from hookbus.kernel import read_recording
+from hookbus.kernel import RecordingError, read_recording
 from hookbus.runners.app import _cli as cli
 from hookbus.runners.app._cli import main
 
@@ -211,7 +211,13 @@ def test_replaying_a_damaged_file_prints_the_prefix_metrics_then_the_error(
 ) -> None:
     data = recorded.read_bytes()
     torn = tmp_path / "torn.msgpack"
-    torn.write_bytes(data[: len(data) // 2])
+    # Cut about halfway, inside a frame (a cut on a frame boundary is a clean, shorter file).
+    for cut in range(len(data) // 2, len(data)):
+        torn.write_bytes(data[:cut])
+        try:
+            sum(1 for _ in read_recording(torn))
+        except RecordingError:
+            break
     code = main(["replay", str(torn), "--callbacks", f"{EXAMPLE}:EpisodeReturn"])
     captured = capsys.readouterr()
     assert code == 2
