@@ -11,6 +11,12 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 from hookbus.kernel import Bus, ConfigError
 
 from ._builtin import EnvRunnerMetrics
+from ._checks import (
+    DURATION_UNITS,
+    check_evaluation,
+    check_fault_tolerance,
+    int_at_least as _int_at_least,
+)
 from ._env import check_env
 from ._exploration import check_exploration_config
 from .backends import check_backend
@@ -18,7 +24,6 @@ from .backends import check_backend
 __all__ = ("DURATION_UNITS", "AlgorithmConfig")
 
 AlgorithmT = TypeVar("AlgorithmT")
-DURATION_UNITS = ("episodes", "timesteps")
 
 _COMMON: dict[str, dict[str, Any]] = {
     "environment": {"env": None, "env_config": {}, "env_task_fn": None},
@@ -30,6 +35,7 @@ _COMMON: dict[str, dict[str, Any]] = {
         "explore": True,
         "exploration_config": None,
         "metrics_num_episodes_for_smoothing": 100,
+        "sample_timeout_s": 60.0,
     },
     "training": {
         "lr": 3e-4,
@@ -58,6 +64,8 @@ _COMMON: dict[str, dict[str, Any]] = {
         "ignore_env_runner_failures": False,
         "max_num_env_runner_restarts": 1000,
         "delay_between_env_runner_restarts_s": 60.0,
+        "restart_failed_sub_environments": False,
+        "env_runner_health_probe_timeout_s": 30.0,
     },
 }
 
@@ -93,6 +101,7 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     explore: bool
     exploration_config: dict[str, Any] | None
     metrics_num_episodes_for_smoothing: int
+    sample_timeout_s: float | None
     lr: float
     gamma: float
     train_batch_size: int
@@ -114,6 +123,8 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     ignore_env_runner_failures: bool
     max_num_env_runner_restarts: int
     delay_between_env_runner_restarts_s: float
+    restart_failed_sub_environments: bool
+    env_runner_health_probe_timeout_s: float
 
     def __init__(self) -> None:
         self._rollout_fragment_length: int | str = "auto"
@@ -139,7 +150,11 @@ class AlgorithmConfig(Generic[AlgorithmT]):
         return self._update("environment", settings)
 
     def env_runners(self, **settings: Any) -> Self:
-        """Set ``num_env_runners``, ``num_envs_per_env_runner``, ``backend``, ``explore``, ..."""
+        """Set ``num_env_runners``, ``num_envs_per_env_runner``, ``backend``, ``explore``, ...
+
+        ``sample_timeout_s`` (RLlib's): how long a remote runner may take for one training
+        ``sample()`` before it counts as failed (None: no limit); docs/scaling.md#fault-tolerance.
+        """
         return self._update("env_runners", settings)
 
     def training(self, **settings: Any) -> Self:
@@ -158,7 +173,10 @@ class AlgorithmConfig(Generic[AlgorithmT]):
         return self._update("evaluation", settings)
 
     def fault_tolerance(self, **settings: Any) -> Self:
-        """Set ``restart_failed_env_runners``, ``max_num_env_runner_restarts``, ... (RLlib's)."""
+        """Set ``restart_failed_env_runners``, ``max_num_env_runner_restarts``, ... (RLlib's).
+
+        RLlib's names and defaults; docs/scaling.md#fault-tolerance explains each.
+        """
         return self._update("fault_tolerance", settings)
 
     def callbacks(
@@ -342,54 +360,8 @@ class AlgorithmConfig(Generic[AlgorithmT]):
                 f"model['fcnet_hiddens'] must be a non-empty list of positive ints, "
                 f"got {self.model!r}"
             )
-        self._validate_evaluation()
-        self._validate_fault_tolerance()
-
-    def _validate_evaluation(self) -> None:
-        interval = self.evaluation_interval
-        if interval is not None:
-            _int_at_least("evaluation_interval", interval, 0)
-        duration = self.evaluation_duration
-        if duration == "auto":
-            if not self.evaluation_parallel_to_training:
-                raise ConfigError(
-                    "evaluation_duration='auto' needs evaluation_parallel_to_training=True "
-                    "(it evaluates for as long as the parallel training step takes)"
-                )
-        elif isinstance(duration, bool) or not isinstance(duration, int) or duration < 1:
-            raise ConfigError(
-                f"evaluation_duration must be an int >= 1 or 'auto', got {duration!r}"
-            )
-        if self.evaluation_duration_unit not in DURATION_UNITS:
-            raise ConfigError(
-                f"evaluation_duration_unit must be one of "
-                f"{', '.join(map(repr, DURATION_UNITS))}, got {self.evaluation_duration_unit!r}"
-            )
-        _number_above("evaluation_sample_timeout_s", self.evaluation_sample_timeout_s, 0)
-        low = self.evaluation_auto_duration_min_env_steps_per_sample
-        high = self.evaluation_auto_duration_max_env_steps_per_sample
-        _int_at_least("evaluation_auto_duration_min_env_steps_per_sample", low, 1)
-        _int_at_least("evaluation_auto_duration_max_env_steps_per_sample", high, low)
-        _int_at_least("evaluation_num_env_runners", self.evaluation_num_env_runners, 0)
-        for name in ("evaluation_parallel_to_training", "enable_async_evaluation"):
-            _bool(name, getattr(self, name))
-        function = self.custom_evaluation_function
-        if function is not None and not callable(function):
-            raise ConfigError(f"custom_evaluation_function must be callable, got {function!r}")
-        if self.evaluation_config:  # check the overrides' names and values now, not mid-run
-            evaluation = self.get_evaluation_config_object()
-            evaluation.evaluation_config = None
-            evaluation.validate()
-
-    def _validate_fault_tolerance(self) -> None:
-        for name in ("restart_failed_env_runners", "ignore_env_runner_failures"):
-            _bool(name, getattr(self, name))
-        _int_at_least("max_num_env_runner_restarts", self.max_num_env_runner_restarts, 0)
-        delay = self.delay_between_env_runner_restarts_s
-        if isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
-            raise ConfigError(
-                f"delay_between_env_runner_restarts_s must be a number >= 0, got {delay!r}"
-            )
+        check_evaluation(self)
+        check_fault_tolerance(self)
 
     def make_bus(self, bus: Bus | None = None, *, observers: bool = True) -> Bus:
         """Return a bus with this config's callbacks and the built-in runner metrics.
@@ -435,11 +407,6 @@ class AlgorithmConfig(Generic[AlgorithmT]):
         return f"{type(self).__name__}(env={self.env!r}, backend={self.backend!r})"
 
 
-def _int_at_least(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
-
-
 def _override_hint(name: str, allowed: list[str]) -> str:
     if name == "num_env_runners":
         return " (set evaluation_num_env_runners instead)"
@@ -447,13 +414,3 @@ def _override_hint(name: str, allowed: list[str]) -> str:
         return " (an evaluation setting: set it with config.evaluation())"
     close = difflib.get_close_matches(name, allowed, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _number_above(name: str, value: object, low: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > low:
-        raise ConfigError(f"{name} must be a number > {low}, got {value!r}")
-
-
-def _bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be True or False, got {value!r}")
