@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult
+from hookbus.events import AlgorithmInit, CheckpointLoaded, EnvRunnersRecreated, TrainResult
 from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger, results
 
@@ -152,6 +152,7 @@ class Algorithm(SyncFacade):
         training step, or alongside it with ``evaluation_parallel_to_training``.
         """
         self._require("ready", "train")
+        await self._restore_env_runners()
         evaluation = self._evaluation
         if evaluation is None or not evaluation.due(self.training_iteration + 1):
             await self._timed_training_step()
@@ -176,6 +177,22 @@ class Algorithm(SyncFacade):
         await self._apply_env_task_fn(result)
         self.metrics.reduce()  # close the iteration: per-iteration sums start again at 0
         return result
+
+    async def _restore_env_runners(self) -> None:
+        """Restart failed training runners the settings allow; announce them (RLlib's way).
+
+        As RLlib's ``restore_env_runners()`` before each training step: the restarted
+        runners get the learner's current weights, then ``on_env_runners_recreated`` fires.
+        """
+        group = self.env_runner_group
+        restored = await group.restore_env_runners(self.learner.module.get_state())
+        if restored:
+            await self._publisher.publish(
+                EnvRunnersRecreated,
+                {"env_runner_group": group, "env_runner_indices": restored, "is_evaluation": False},
+                env_runner_indices=restored,
+                is_evaluation=False,
+            )
 
     async def _timed_training_step(self) -> None:
         with self.metrics.log_time(("timers", "training_iteration")):
@@ -319,6 +336,12 @@ class Algorithm(SyncFacade):
             # later result carries them too (RLlib's always_attach_evaluation_results).
             result[EVALUATION_KEY] = _copy_tree(evaluation.last)
         result["training_iteration"] = self.training_iteration
+        group = self.env_runner_group
+        # RLlib's keys for the training runners' health (its result's "env_runner_group").
+        result["env_runner_group"] = {
+            "num_healthy_env_runners": group.num_healthy_remote_workers(),
+            "num_remote_env_runner_restarts": group.num_remote_worker_restarts(),
+        }
         # Handler errors counted on this bus, and in worker processes (their own buses).
         groups = [self._env_runner_group, self.eval_env_runner_group]
         remote = sum(group.handler_errors() for group in groups if group is not None)

@@ -1,14 +1,17 @@
-"""Value checks shared by the configs: each raises ConfigError naming the setting."""
+"""Checking settings: one function per config section, each error naming the bad value."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import ConfigError
 
+if TYPE_CHECKING:
+    from ._config import AlgorithmConfig
+
 __all__ = (
     "DURATION_UNITS",
-    "boolean",
+    "check_bool",
     "check_evaluation",
     "check_fault_tolerance",
     "int_at_least",
@@ -18,23 +21,8 @@ __all__ = (
 DURATION_UNITS = ("episodes", "timesteps")
 
 
-def int_at_least(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
-
-
-def number_above(name: str, value: object, low: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > low:
-        raise ConfigError(f"{name} must be a number > {low}, got {value!r}")
-
-
-def boolean(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be True or False, got {value!r}")
-
-
-def check_evaluation(config: Any) -> None:
-    """Check the evaluation settings of ``config``."""
+def check_evaluation(config: AlgorithmConfig[Any]) -> None:
+    """Raise ConfigError naming the first bad evaluation setting."""
     interval = config.evaluation_interval
     if interval is not None:
         int_at_least("evaluation_interval", interval, 0)
@@ -59,7 +47,7 @@ def check_evaluation(config: Any) -> None:
     int_at_least("evaluation_auto_duration_max_env_steps_per_sample", high, low)
     int_at_least("evaluation_num_env_runners", config.evaluation_num_env_runners, 0)
     for name in ("evaluation_parallel_to_training", "enable_async_evaluation"):
-        boolean(name, getattr(config, name))
+        check_bool(name, getattr(config, name))
     function = config.custom_evaluation_function
     if function is not None and not callable(function):
         raise ConfigError(f"custom_evaluation_function must be callable, got {function!r}")
@@ -69,13 +57,39 @@ def check_evaluation(config: Any) -> None:
         evaluation.validate()
 
 
-def check_fault_tolerance(config: Any) -> None:
-    """Check the fault-tolerance settings of ``config``."""
-    for name in ("restart_failed_env_runners", "ignore_env_runner_failures"):
-        boolean(name, getattr(config, name))
+def check_fault_tolerance(config: AlgorithmConfig[Any]) -> None:
+    """Raise ConfigError naming the first bad fault-tolerance setting."""
+    for name in (
+        "restart_failed_env_runners",
+        "ignore_env_runner_failures",
+        "restart_failed_sub_environments",
+    ):
+        check_bool(name, getattr(config, name))
     int_at_least("max_num_env_runner_restarts", config.max_num_env_runner_restarts, 0)
     delay = config.delay_between_env_runner_restarts_s
     if isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
         raise ConfigError(
             f"delay_between_env_runner_restarts_s must be a number >= 0, got {delay!r}"
         )
+    probe = config.env_runner_health_probe_timeout_s
+    number_above("env_runner_health_probe_timeout_s", probe, 0)
+    timeout = config.sample_timeout_s
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise ConfigError(f"sample_timeout_s must be a number > 0 or None, got {timeout!r}")
+
+
+def int_at_least(name: str, value: object, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
+
+
+def number_above(name: str, value: object, low: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > low:
+        raise ConfigError(f"{name} must be a number > {low}, got {value!r}")
+
+
+def check_bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be True or False, got {value!r}")

@@ -30,6 +30,7 @@ COMMON_SETTINGS: dict[str, dict[str, Any]] = {
         "explore": True,
         "exploration_config": None,
         "metrics_num_episodes_for_smoothing": 100,
+        "sample_timeout_s": 60.0,
     },
     "training": {
         "lr": 3e-4,
@@ -58,6 +59,8 @@ COMMON_SETTINGS: dict[str, dict[str, Any]] = {
         "ignore_env_runner_failures": False,
         "max_num_env_runner_restarts": 1000,
         "delay_between_env_runner_restarts_s": 60.0,
+        "restart_failed_sub_environments": False,
+        "env_runner_health_probe_timeout_s": 30.0,
     },
 }
 
@@ -93,6 +96,7 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     explore: bool
     exploration_config: dict[str, Any] | None
     metrics_num_episodes_for_smoothing: int
+    sample_timeout_s: float | None
     lr: float
     gamma: float
     train_batch_size: int
@@ -114,6 +118,8 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     ignore_env_runner_failures: bool
     max_num_env_runner_restarts: int
     delay_between_env_runner_restarts_s: float
+    restart_failed_sub_environments: bool
+    env_runner_health_probe_timeout_s: float
 
     def __init__(self) -> None:
         self._rollout_fragment_length: int | str = "auto"
@@ -139,7 +145,11 @@ class AlgorithmConfig(Generic[AlgorithmT]):
         return self._update("environment", settings)
 
     def env_runners(self, **settings: Any) -> Self:
-        """Set ``num_env_runners``, ``num_envs_per_env_runner``, ``backend``, ``explore``, ..."""
+        """Set ``num_env_runners``, ``num_envs_per_env_runner``, ``backend``, ``explore``, ...
+
+        ``sample_timeout_s`` (RLlib's): how long a remote runner may take for one training
+        ``sample()`` before it counts as failed (None: no limit); docs/scaling.md#fault-tolerance.
+        """
         return self._update("env_runners", settings)
 
     def training(self, **settings: Any) -> Self:
@@ -158,7 +168,10 @@ class AlgorithmConfig(Generic[AlgorithmT]):
         return self._update("evaluation", settings)
 
     def fault_tolerance(self, **settings: Any) -> Self:
-        """Set ``restart_failed_env_runners``, ``max_num_env_runner_restarts``, ... (RLlib's)."""
+        """Set ``restart_failed_env_runners``, ``max_num_env_runner_restarts``, ... (RLlib's).
+
+        RLlib's names and defaults; docs/scaling.md#fault-tolerance explains each.
+        """
         return self._update("fault_tolerance", settings)
 
     def callbacks(

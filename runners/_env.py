@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +11,23 @@ import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
-__all__ = ("EnvContext", "TaskSettableEnv", "check_env", "env_name", "make_vector_env")
+__all__ = (
+    "EnvContext",
+    "TaskSettableEnv",
+    "check_env",
+    "env_name",
+    "is_env_failure",
+    "make_vector_env",
+    "mark_env_failure",
+)
+
+logger = logging.getLogger("hookbus")
+
+# Set on exceptions that came out of the env's step() or reset(): fault tolerance treats them
+# as the runner's failure, where a handler's exception propagates. An instance attribute, so
+# it pickles with the exception (to the Algorithm's process).
+_ENV_FAILURE = "_hookbus_env_failure"
+_RESET_ATTEMPTS = 3  # restart_failed_sub_environments: tries to reset a sub-env afresh
 
 
 class EnvContext(dict[str, Any]):
@@ -83,11 +100,103 @@ def check_env(env: object) -> None:
         )
 
 
-def make_vector_env(env: EnvSpec, num_envs: int, context: EnvContext) -> gym.vector.SyncVectorEnv:
+def is_env_failure(exc: BaseException) -> bool:
+    """Tell whether ``exc`` came out of an env's ``step()`` or ``reset()``."""
+    return bool(getattr(exc, _ENV_FAILURE, False))
+
+
+def mark_env_failure(exc: BaseException, call: str | None = None) -> None:
+    """Mark ``exc`` as raised by an env (``call`` names the method, for a note)."""
+    if is_env_failure(exc):
+        return
+    try:
+        setattr(exc, _ENV_FAILURE, True)
+    except (AttributeError, TypeError):  # an exception type without a __dict__
+        return
+    if call is not None:
+        exc.add_note(f"hookbus: raised by the env's {call}")
+
+
+class _VectorEnv(gym.vector.SyncVectorEnv):
+    """A SyncVectorEnv whose exceptions say they came from the env (``is_env_failure``)."""
+
+    def step(self, actions: Any) -> Any:
+        try:
+            return super().step(actions)
+        except Exception as exc:
+            mark_env_failure(exc, "step()")
+            raise
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        try:
+            return super().reset(seed=seed, options=options)
+        except Exception as exc:
+            mark_env_failure(exc, "reset()")
+            raise
+
+
+class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
+    """Recreate a sub-env that raised, as ``restart_failed_sub_environments=True`` asks.
+
+    RLlib's setting: the faulty sub-env is made anew without disturbing the others. A
+    ``step()`` that raised ends its episode truncated (the last good observation, reward 0,
+    ``info["env_step_failure"]`` naming the error), and the vector env resets the new
+    sub-env at its next step. A ``reset()`` that raised is tried again on a new sub-env.
+    """
+
+    def __init__(self, make: Callable[[], gym.Env[Any, Any]]) -> None:
+        super().__init__(make())
+        self._make = make
+        self._last_obs: Any = None
+
+    def _recreate(self, exc: Exception, call: str) -> None:
+        logger.warning(
+            "hookbus: a sub-env's %s raised %r; making it anew (restart_failed_sub_environments)",
+            call,
+            exc,
+        )
+        try:
+            self.env.close()
+        except Exception:  # a broken env may fail to close too; the new one matters
+            pass
+        self.env = self._make()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        for attempt in range(_RESET_ATTEMPTS):
+            try:
+                obs, info = self.env.reset(seed=seed, options=options)
+            except Exception as exc:
+                if attempt == _RESET_ATTEMPTS - 1:
+                    raise
+                self._recreate(exc, "reset()")
+                continue
+            self._last_obs = obs
+            return obs, info
+        raise AssertionError("unreachable")
+
+    def step(self, action: Any) -> Any:
+        try:
+            obs, reward, terminated, truncated, info = self.env.step(action)
+        except Exception as exc:
+            self._recreate(exc, "step()")
+            return self._last_obs, 0.0, False, True, {"env_step_failure": repr(exc)}
+        self._last_obs = obs
+        return obs, reward, terminated, truncated, info
+
+
+def make_vector_env(
+    env: EnvSpec,
+    num_envs: int,
+    context: EnvContext,
+    *,
+    restart_failed_sub_environments: bool = False,
+) -> gym.vector.SyncVectorEnv:
     """Build a synchronous vector env of ``num_envs`` sub-envs (RLlib steps them in-process).
 
     A registered id gets ``env_config`` as keyword arguments to ``gymnasium.make``; an Env
-    class or a creator function gets the sub-env's ``EnvContext``.
+    class or a creator function gets the sub-env's ``EnvContext``. Exceptions of its
+    ``step()`` and ``reset()`` are marked (``is_env_failure``); with
+    ``restart_failed_sub_environments`` a sub-env that raises is made anew instead.
     """
 
     def creator(index: int) -> Callable[[], gym.Env[Any, Any]]:
@@ -109,12 +218,14 @@ def make_vector_env(env: EnvSpec, num_envs: int, context: EnvContext) -> gym.vec
                 )
             return made
 
+        if restart_failed_sub_environments:
+            return lambda: _Restarting(make)
         return make
 
     check_env(env)
     # SyncVectorEnv's default copy=True hands out a fresh observation array every step, so the
     # per-sub-env rows that episodes keep (views) are never overwritten.
-    return gym.vector.SyncVectorEnv([creator(i) for i in range(num_envs)])
+    return _VectorEnv([creator(i) for i in range(num_envs)])
 
 
 def _takes_argument(cls: type) -> bool:

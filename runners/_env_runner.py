@@ -63,7 +63,12 @@ class EnvRunner(EpisodeLifecycle):
             num_workers=config.num_env_runners,
             in_evaluation=config.in_evaluation,
         )
-        self.env = make_vector_env(config.env, config.num_envs_per_env_runner, self.env_context)
+        self.env = make_vector_env(
+            config.env,
+            config.num_envs_per_env_runner,
+            self.env_context,
+            restart_failed_sub_environments=config.restart_failed_sub_environments,
+        )
         """The gymnasium vector env; ``env.envs[i].unwrapped`` is sub-env ``i``."""
         self.num_envs = self.env.num_envs
         seed = config.seed

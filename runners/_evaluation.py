@@ -30,8 +30,8 @@ from ._env_runner import SampleSummary
 from ._evaluation_budget import auto_steps, hand_out, units
 from ._loop import LoopThread
 from .backends._base import EnvRunnerHandle
+from .backends._faults import is_runner_failure, within
 from .backends._group import EnvRunnerGroup, gather
-from .backends._wire import RemoteError
 
 if TYPE_CHECKING:
     from ._config import AlgorithmConfig
@@ -246,7 +246,7 @@ class Evaluation:
                             summaries.append(outcome)
                             idle.append(runner)
                         else:
-                            self._failed(runner, outcome)
+                            await self._failed(runner, outcome)
                             pending.append(share)
                 except Exception as exc:  # raise it as itself, once the requests are cancelled
                     error = exc
@@ -291,7 +291,7 @@ class Evaluation:
                 began = time.monotonic()
                 outcome = await self._request(runner, steps, False, first_of_round=first)
                 if not isinstance(outcome, SampleSummary):
-                    self._failed(runner, outcome)
+                    await self._failed(runner, outcome)
                     return
                 summaries.append(outcome)
                 elapsed = time.monotonic() - began
@@ -317,35 +317,28 @@ class Evaluation:
             force_reset=first_of_round,
             exact=True,
         )
+        unit = ("episode" if by_episodes else "env step") + ("s" if share != 1 else "")
         try:
-            with anyio.fail_after(timeout):
-                summary: SampleSummary = await request()
-        except TimeoutError:
-            unit = ("episode" if by_episodes else "env step") + ("s" if share != 1 else "")
-            return RemoteError.lost(
-                f"{runner.where} did not sample {share} {unit} within "
-                f"evaluation_sample_timeout_s={timeout}; its worker was stopped"
+            summary: SampleSummary = await within(
+                runner,
+                timeout,
+                request,
+                what=f"sample {share} {unit}",
+                setting="evaluation_sample_timeout_s",
             )
-        except RemoteError as exc:
-            if exc.worker_lost:
+        except Exception as exc:
+            if is_runner_failure(exc):  # a lost worker, a timeout, the env raising
                 return exc
             raise
         return summary
 
-    def _failed(self, runner: EnvRunnerHandle, outcome: BaseException) -> None:
-        """Take a lost runner out of service, or raise, as the fault-tolerance settings say."""
-        if not (isinstance(outcome, RemoteError) and outcome.worker_lost):
-            raise outcome  # a handler's or the env's own error: it propagates
+    async def _failed(self, runner: EnvRunnerHandle, outcome: BaseException) -> None:
+        """Take a failed runner out of service, or raise, as the fault-tolerance settings say."""
+        if not is_runner_failure(outcome):
+            raise outcome  # a handler's error: it propagates
         assert self.group is not None
-        self.group.mark_failed(runner.worker_index)
-        config = self.config
-        if not (config.restart_failed_env_runners or config.ignore_env_runner_failures):
-            outcome.add_note(
-                "hookbus: set config.fault_tolerance(restart_failed_env_runners=True) or "
-                "ignore_env_runner_failures=True to evaluate on without it"
-            )
+        if not await self.group.fail(runner, outcome):
             raise outcome
-        logger.warning("hookbus: evaluation goes on without it: %s", outcome)
 
 
 async def _deliver(

@@ -15,6 +15,8 @@ __all__ = ("LoopThread", "in_event_loop", "run_sync")
 
 T = TypeVar("T")
 
+_HANDOVER_S = 5.0  # how long a call interrupted while being handed over may take to start
+
 
 def in_event_loop() -> bool:
     """Tell whether the calling thread runs an async event loop (asyncio or trio)."""
@@ -68,21 +70,32 @@ class LoopThread:
         portal = self._portal
         if portal is None:
             raise RuntimeError("the event loop thread has stopped")
-        unwound = threading.Event()
+        started, unwound = threading.Event(), threading.Event()
+        scopes: list[anyio.CancelScope] = []
 
         async def run() -> T:
             try:
-                return await fn(*args)
+                with anyio.CancelScope() as scope:
+                    scopes.append(scope)
+                    started.set()
+                    return await fn(*args)
+                raise AlgorithmStateError("interrupted")  # cancelled by an interrupt
             finally:
                 unwound.set()
 
-        future = portal.start_task_soon(run)
+        future = None
         try:
+            future = portal.start_task_soon(run)
             return future.result()
         except BaseException:
+            if future is None:
+                # Interrupted while handing the call over: it may have started all the same.
+                if started.wait(_HANDOVER_S):
+                    portal.call(scopes[0].cancel)
+                    unwound.wait()
             # A future still pending when we stop waiting was interrupted, not finished:
             # cancelling it cancels the task (anyio's portal), which then unwinds.
-            if future.cancel():
+            elif future.cancel():
                 unwound.wait()
             raise
 

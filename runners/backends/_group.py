@@ -17,6 +17,7 @@ from .._env_runner import EnvRunner
 from .._loop import LoopThread, run_sync
 from . import load_backend
 from ._base import EnvRunnerHandle
+from ._faults import collect, is_runner_failure, within
 from ._inline import InlineEnvRunner
 
 if TYPE_CHECKING:
@@ -37,9 +38,10 @@ class EnvRunnerGroup:
     in this event loop (``"inline"``) or worker processes (``"process"``); the group uses
     only the contract (``backends/_base.py``).
 
-    A remote runner whose worker died or hung is *failed* (``mark_failed``): the group's
-    methods leave it out until ``restore_env_runners()`` restarts it, as the config's
-    fault-tolerance settings allow.
+    A remote runner whose worker died or hung, or whose env raised, is *failed* (``fail``,
+    see ``_faults``): the group's methods leave it out until ``restore_env_runners()``
+    restarts it, as the config's fault-tolerance settings allow. Requests to several runners
+    run each in its own task; one runner's failure never cancels another's request.
 
     ``foreach_env(fn)``, ``foreach_env_with_context(fn)`` and ``foreach_env_runner(fn)`` are
     sync, as in RLlib (a script, a sync callback); ``aforeach_env(fn)``, ... are their
@@ -71,10 +73,16 @@ class EnvRunnerGroup:
 
     @property
     def sampling_runners(self) -> Sequence[EnvRunnerHandle]:
-        """The runners that sample: the healthy remote ones, or the local one alone."""
+        """The runners that sample: the remote ones in service, or the local one alone.
+
+        As in RLlib, the local runner samples only when there are no remote runners; when
+        every remote runner failed, none samples until some are restarted. A remote runner
+        whose worker died unnoticed is still in service: its next request finds out, and the
+        failure is handled as the fault-tolerance settings say.
+        """
         if not self.remote_env_runners:
             return [self._local]
-        return self.healthy_remote_runners or [self._local]
+        return [r for r in self.remote_env_runners if r.worker_index not in self._failed]
 
     @property
     def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
@@ -106,6 +114,54 @@ class EnvRunnerGroup:
         """Take remote runner ``worker_index`` out of service (its worker is gone)."""
         self._failed.setdefault(worker_index, time.monotonic())
 
+    async def fail(self, runner: EnvRunnerHandle, exc: BaseException) -> bool:
+        """Take ``runner`` out of service for ``exc``, a runner failure; end its worker.
+
+        Return whether the settings tolerate it (``restart_failed_env_runners`` or
+        ``ignore_env_runner_failures``); if not, ``exc`` gets a note naming them, for the
+        caller to raise.
+        """
+        self.mark_failed(runner.worker_index)
+        await runner.kill()
+        config = self.config
+        if config.restart_failed_env_runners or config.ignore_env_runner_failures:
+            logger.warning("hookbus: %s failed; going on without it: %s", runner.where, exc)
+            return True
+        exc.add_note(
+            f"hookbus: env runner {runner.worker_index} failed; "
+            f"config.fault_tolerance(restart_failed_env_runners=True) would have restarted "
+            f"it (ignore_env_runner_failures=True: go on without it)"
+        )
+        return False
+
+    async def _settle(
+        self, runners: Sequence[EnvRunnerHandle], outcomes: Sequence[T | Exception]
+    ) -> list[tuple[EnvRunnerHandle, T]]:
+        """Handle the failures among ``outcomes``; return the runners' results that came.
+
+        Failed remote runners are taken out of service; an error that is no runner failure
+        (a handler's), a failure the settings do not tolerate, or the local runner's error
+        is raised once every outcome was handled (the first, the others in a note).
+        """
+        results: list[tuple[EnvRunnerHandle, T]] = []
+        errors: list[Exception] = []
+        for runner, outcome in zip(runners, outcomes, strict=True):
+            if not isinstance(outcome, Exception):
+                results.append((runner, outcome))
+            elif runner is self._local or not is_runner_failure(outcome):
+                errors.append(outcome)
+            elif not await self.fail(runner, outcome):
+                errors.append(outcome)
+        if errors:
+            first, *others = errors
+            if others:
+                first.add_note(
+                    f"hookbus: {len(others)} more failed as well: "
+                    + "; ".join(f"{type(exc).__name__}: {exc}" for exc in others)
+                )
+            raise first
+        return results
+
     def mark_lost(self, runners: Sequence[EnvRunnerHandle]) -> None:
         """Mark failed those of ``runners`` whose worker was lost (a timeout ended it, say)."""
         for runner in runners:
@@ -121,7 +177,10 @@ class EnvRunnerGroup:
         counts as one and leaves the runner failed.
         """
         config = self.config
-        if not self._failed or not config.restart_failed_env_runners:
+        if not config.restart_failed_env_runners:
+            return []
+        self.mark_lost(self.remote_env_runners)  # workers that died between requests
+        if not self._failed:
             return []
         now = time.monotonic()
         due = [
@@ -138,10 +197,21 @@ class EnvRunnerGroup:
     async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
         runner = self.remote_env_runners[worker_index - 1]
         self._restarts[worker_index] = self._restarts.get(worker_index, 0) + 1
-        try:
-            await runner.kill()  # make sure the old worker is gone
+
+        async def start() -> None:
             await runner.setup()
             await runner.set_weights(weights)
+
+        try:
+            await runner.kill()  # make sure the old worker is gone
+            # RLlib's health probe: a restarted runner must answer in time to count as back.
+            await within(
+                runner,
+                self.config.env_runner_health_probe_timeout_s,
+                start,
+                what="start",
+                setting="env_runner_health_probe_timeout_s",
+            )
         except Exception as exc:  # a restart that fails is one more failure, not fatal
             await runner.kill()
             self._failed[worker_index] = time.monotonic()
@@ -169,21 +239,51 @@ class EnvRunnerGroup:
         await gather([runner.setup for runner in self.remote_env_runners])
 
     async def sample(self, num_timesteps: int) -> list[Episode]:
-        """Sample about ``num_timesteps`` env steps, split evenly over the sampling runners."""
-        runners = self.sampling_runners
-        share = math.ceil(num_timesteps / len(runners))
-        parts = await gather([functools.partial(r.sample, num_timesteps=share) for r in runners])
-        return [episode for part in parts for episode in part]
+        """Sample about ``num_timesteps`` env steps, split evenly over the sampling runners.
+
+        A remote runner that fails (``sample_timeout_s`` bounds each request) is taken out
+        of service as the fault-tolerance settings say; what the others sampled is kept,
+        and its share is sampled again by the runners left. With none left, the round ends
+        short (RLlib's ``synchronous_parallel_sample`` does the same).
+        """
+        episodes: list[Episode] = []
+        missing = num_timesteps
+        while missing > 0:
+            runners = self.sampling_runners
+            if not runners:
+                logger.warning(
+                    "hookbus: no healthy env runner left: this round sampled %d of %d env "
+                    "steps; failed runners are restarted at the next iteration as "
+                    "config.fault_tolerance() allows",
+                    num_timesteps - missing,
+                    num_timesteps,
+                )
+                break
+            share = math.ceil(missing / len(runners))
+            outcomes = await collect([functools.partial(self._sample, r, share) for r in runners])
+            sampled = await self._settle(runners, outcomes)
+            for _, part in sampled:
+                episodes.extend(part)
+            missing = share * (len(runners) - len(sampled))
+        return episodes
+
+    async def _sample(self, runner: EnvRunnerHandle, share: int) -> list[Episode]:
+        call = functools.partial(runner.sample, num_timesteps=share)
+        timeout = self.config.sample_timeout_s
+        what = f"sample {share} env steps"
+        return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
 
     async def get_metrics(self) -> list[dict[str, Any]]:
-        """Return a metrics snapshot (``reduce()``) of every sampling runner."""
-        return await gather([r.get_metrics for r in self.sampling_runners])
+        """Return a metrics snapshot (``reduce()``) of every sampling runner that answers."""
+        runners = self.sampling_runners
+        outcomes = await collect([r.get_metrics for r in runners])
+        return [snapshot for _, snapshot in await self._settle(runners, outcomes)]
 
     async def sync_weights(self, weights: dict[str, Any]) -> None:
         """Send the learner's weights to every healthy remote runner."""
-        await gather(
-            [functools.partial(r.set_weights, weights) for r in self.healthy_remote_runners]
-        )
+        runners = self.healthy_remote_runners
+        outcomes = await collect([functools.partial(r.set_weights, weights) for r in runners])
+        await self._settle(runners, outcomes)
 
     # --- calling into the runners (RLlib's sync names, and async twins) ---------------------
 
@@ -192,17 +292,28 @@ class EnvRunnerGroup:
     ) -> list[Any]:
         """Call ``fn(env_runner)`` on every healthy runner (the local one first); return results.
 
-        In a worker process ``fn`` runs there (it must pickle).
+        In a worker process ``fn`` runs there (it must pickle). A runner that fails meanwhile
+        is left out of the results, as the fault-tolerance settings allow.
         """
-        return [await r.apply(fn) for r in self._targets(local_env_runner)]
+        return await self._foreach(lambda r: functools.partial(r.apply, fn), local_env_runner)
 
     async def aforeach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
         """Call ``fn(sub_env)`` on every sub-env of every healthy runner; results per runner."""
-        return [await r.foreach_env(fn) for r in self._targets(True)]
+        return await self._foreach(lambda r: functools.partial(r.foreach_env, fn), True)
 
     async def aforeach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[list[Any]]:
         """Call ``fn(sub_env, env_context)`` on every sub-env of every healthy runner."""
-        return [await r.foreach_env_with_context(fn) for r in self._targets(True)]
+        return await self._foreach(
+            lambda r: functools.partial(r.foreach_env_with_context, fn), True
+        )
+
+    async def _foreach(
+        self, request: Callable[[EnvRunnerHandle], Callable[[], Awaitable[T]]], local: bool
+    ) -> list[T]:
+        runners = self._targets(local)
+        in_process = all(r.in_process for r in runners)  # then never suspend (sync callers)
+        outcomes = await collect([request(r) for r in runners], one_by_one=in_process)
+        return [result for _, result in await self._settle(runners, outcomes)]
 
     def foreach_env_runner(
         self, fn: Callable[[Any], Any], *, local_env_runner: bool = True
@@ -234,8 +345,11 @@ class EnvRunnerGroup:
 
     async def astop(self) -> None:
         """Stop every runner (close envs, end worker processes), even if one fails."""
-        await self._local.stop()
-        await gather([r.stop for r in self.remote_env_runners])
+        runners = [self._local, *self.remote_env_runners]
+        outcomes = await collect([r.stop for r in runners])
+        errors = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
+        if errors:
+            raise errors[0]
 
 
 async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:

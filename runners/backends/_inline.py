@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = ("InlineEnvRunner",)
 
+logger = logging.getLogger("hookbus")
+
 
 class InlineEnvRunner:
     """Drive an in-process ``EnvRunner`` through the backend contract.
@@ -25,6 +28,7 @@ class InlineEnvRunner:
 
     in_process = True  # it steps in this thread: requests never wait, timeouts cannot bite
     handler_errors = 0  # counted on the shared bus
+    _killed = False  # kill() closed the env; setup() makes the runner anew (a restart)
 
     def __init__(
         self, config: AlgorithmConfig[Any], *, bus: Bus, worker_index: int, module: Any = None
@@ -56,11 +60,17 @@ class InlineEnvRunner:
 
     @property
     def healthy(self) -> bool:
-        """Always True: an in-process runner cannot be lost (its errors propagate)."""
-        return True
+        """True unless ``kill()`` ended the runner (after its env failed) until ``setup()``."""
+        return not self._killed
 
     async def setup(self) -> None:
-        """Publish ``on_environment_created`` (the env was made with the runner)."""
+        """Publish ``on_environment_created``; after ``kill()``, first make the runner anew."""
+        if self._killed:
+            old = self.env_runner
+            self.env_runner = EnvRunner(
+                old.config, bus=old.bus, module=old.module, worker_index=self.worker_index
+            )
+            self._killed = False
         await self.env_runner.setup()
 
     async def sample(
@@ -115,7 +125,14 @@ class InlineEnvRunner:
         self.env_runner.stop()
 
     async def kill(self) -> None:
-        """Nothing to kill in-process."""
+        """End the runner (its env failed): close the env; ``setup()`` starts a new one."""
+        if self._killed:
+            return
+        self._killed = True
+        try:
+            self.env_runner.stop()
+        except Exception as exc:  # a failed env may fail to close as well
+            logger.warning("hookbus: closing the env of %s failed: %r", self.where, exc)
 
     def __repr__(self) -> str:
         return f"<InlineEnvRunner {self.env_runner!r}>"

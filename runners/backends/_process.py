@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import subprocess
 import sys
@@ -78,7 +79,7 @@ class ProcessEnvRunner:
     @property
     def healthy(self) -> bool:
         """Whether the worker process is running (not yet started, stopped or lost: False)."""
-        return self._process is not None
+        return self._process is not None and self._process.returncode is None
 
     alive = healthy  # its name before the backend contract
 
@@ -100,7 +101,8 @@ class ProcessEnvRunner:
         payload = _pickled_config(self.config, self.module)
         self._errors_before = self.handler_errors  # a restarted worker counts from 0 again
         self._process = await anyio.open_process(
-            [sys.executable, "-m", "hookbus.runners.backends._worker"],
+            # Our pid: the worker exits as soon as its parent is another (we died).
+            [sys.executable, "-m", "hookbus.runners.backends._worker", str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,

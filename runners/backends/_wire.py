@@ -18,6 +18,8 @@ import numpy as np
 from hookbus.events import Event, HookbusError, codec
 from hookbus.kernel import Episode
 
+from .._env import is_env_failure, mark_env_failure
+
 __all__ = (
     "Call",
     "Done",
@@ -164,6 +166,8 @@ class WireError(msgspec.Struct, kw_only=True):
     pickled: bytes | None
     type: str
     text: str
+    env_failure: bool = False
+    """Whether it came out of the env's step() or reset() (a runner failure)."""
 
 
 class _ReplyBase(msgspec.Struct, tag_field="reply", kw_only=True):
@@ -274,6 +278,7 @@ def error_to_wire(exc: BaseException) -> WireError:
         pickled=pickled,
         type=type(exc).__qualname__,
         text="".join(traceback.format_exception(exc)),
+        env_failure=is_env_failure(exc),
     )
 
 
@@ -284,5 +289,7 @@ def error_from_wire(data: WireError, where: str) -> BaseException:
         exc = pickle.loads(data.pickled)
     else:
         exc = RemoteError(f"{data.type} in {where}:\n{data.text}")
+    if data.env_failure:
+        mark_env_failure(exc)
     exc.add_note(f"hookbus: raised in {where}")
     return exc

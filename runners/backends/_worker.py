@@ -13,6 +13,8 @@ import pickle
 import runpy
 import signal
 import sys
+import threading
+import time
 import types
 from typing import Any, BinaryIO
 
@@ -43,6 +45,9 @@ from ._wire import (
 )
 
 __all__ = ("main",)
+
+_PARENT_POLL_S = 0.2
+_ORPHANED = 70  # the exit status of a worker whose Algorithm died
 
 
 class Worker:
@@ -166,8 +171,26 @@ def _load_main(path: str) -> None:
     sys.modules["__mp_main__"] = sys.modules["__main__"] = module
 
 
+def _exit_with_parent(parent: int) -> None:
+    """End this process as soon as ``parent`` is no longer its parent (it died).
+
+    Reading requests notices that too (the pipe ends), but not while an env step hangs:
+    so a daemon thread watches. No prctl(PR_SET_PDEATHSIG): it fires when the parent
+    *thread* ends, and trio starts processes from short-lived worker threads.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_S)
+        os._exit(_ORPHANED)
+
+    threading.Thread(target=watch, name="hookbus-parent-watch", daemon=True).start()
+
+
 def main() -> None:
     """Serve requests until told to stop or the Algorithm goes away."""
+    if len(sys.argv) > 1:
+        _exit_with_parent(int(sys.argv[1]))
     requests: BinaryIO = sys.stdin.buffer
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints go to stderr from now on

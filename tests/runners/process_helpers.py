@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import time
 from collections import Counter
 from typing import Any
 
@@ -159,8 +161,6 @@ class Flaky(gym.Env[Any, Any]):
 
     def step(self, action: Any) -> Any:
         if self.hang:
-            import time  # only this helper sleeps
-
             time.sleep(3600)
         if self.crash_marker is not None and not os.path.exists(self.crash_marker):
             with open(self.crash_marker, "w"):
@@ -260,3 +260,142 @@ class EpisodeAndSampleCounts(Callback):
         steps = self.counts["step"] - self._steps_at_sample_start
         self._steps_at_sample_start = self.counts["step"]
         assert steps == event.num_env_steps == sum(map(len, samples))
+
+
+# --- fault tolerance of training runners (tests/runners/backends/test_fault_tolerance.py) ---
+
+
+class Faulty(gym.Env[Any, Any]):
+    """CartPole that fails once on the training runners its env_config names.
+
+    ``fail_on``: worker indices; ``how``: ``"raise"`` (step() raises), ``"kill"`` (the
+    process SIGKILLs itself: a real kill -9 mid-iteration), ``"hang"`` (step() sleeps
+    practically forever) or ``"init"`` (the constructor raises); ``at_step``: which step of
+    that sub-env fails. With ``marker_dir``, only the first process of each index fails: a
+    restarted one finds the marker file and behaves.
+    """
+
+    def __init__(self, config: Any) -> None:
+        self.env = gym.make("CartPole-v1")
+        self.observation_space = self.env.observation_space
+        self.action_space = self.env.action_space
+        index = None if config.in_evaluation else config.worker_index
+        self.how = config.get("how", "raise")
+        self.at_step = config.get("at_step", 10)
+        self.steps = 0
+        self.marker = None
+        self.armed = index in config.get("fail_on", ()) and config.vector_index == 0
+        if self.armed and "marker_dir" in config:
+            self.marker = os.path.join(config["marker_dir"], f"failed-{index}")
+            self.armed = not os.path.exists(self.marker)
+        if self.armed and self.how == "init":
+            self._fire()
+            raise ValueError(f"env of runner {index} failed to start")
+
+    def _fire(self) -> None:
+        self.armed = False
+        if self.marker is not None:
+            with open(self.marker, "w"):
+                pass
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        if self.armed and self.steps >= self.at_step:
+            self._fire()
+            if self.how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if self.how == "hang":
+                time.sleep(3600)
+            raise ValueError(f"env failed at step {self.steps}")
+        return self.env.step(action)
+
+
+class Recreations(Callback):
+    """An observer: records every on_env_runners_recreated, with the weights restored."""
+
+    observer = True
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[int], bool]] = []
+        self.weights_match: list[bool] = []
+
+    async def on_env_runners_recreated(
+        self,
+        *,
+        algorithm: Any,
+        env_runner_group: Any,
+        env_runner_indices: list[int],
+        is_evaluation: bool,
+        **kwargs: Any,
+    ) -> None:
+        self.calls.append((list(env_runner_indices), is_evaluation))
+        if not is_evaluation:
+            want = weights_checksum(algorithm.learner.module.get_state())
+            got = await env_runner_group.aforeach_env_runner(
+                runner_weights_checksum, local_env_runner=False
+            )
+            self.weights_match.append(all(value == want for value in got))
+
+
+def runner_weights_checksum(runner: Any) -> float:
+    return weights_checksum(runner.module.get_state())
+
+
+def worker_pid(runner: Any) -> int:
+    return os.getpid()
+
+
+def worker_processes(parent: int) -> list[int]:
+    """Return the pids of the hookbus worker processes whose parent is ``parent`` (Linux)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == parent and b"backends._worker" in command and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Tell whether process ``pid`` exists and is no zombie (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class EndsPerIteration(Callback):
+    """An observer: episode ends per source, per training iteration."""
+
+    observer = True
+
+    def __init__(self) -> None:
+        self.ends: list[Counter[str]] = [Counter()]
+
+    def on_episode_end(self, *, event: Any, **kwargs: Any) -> None:
+        self.ends[-1][event.source] += 1
+
+    def on_train_result(self, **kwargs: Any) -> None:
+        self.ends.append(Counter())
+
+
+class TruncatedEnds(Callback):
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+
+    def on_episode_end(self, *, episode: Any, **kwargs: Any) -> None:
+        info = episode.get_infos()[-1]
+        if "env_step_failure" in info:
+            assert episode.is_truncated
+            self.failures.append(info["env_step_failure"])

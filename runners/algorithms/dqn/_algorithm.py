@@ -241,8 +241,8 @@ class DQN(Algorithm):
                 if group.remote_env_runners:
                     await group.sync_weights(self.learner.module.get_state())
                     timers["synch_weights"] += clock() - t3
-            if sampled >= config.min_sample_timesteps_per_iteration:
-                break
+            if sampled >= config.min_sample_timesteps_per_iteration or not per_round:
+                break  # enough, or every runner failed (see config.fault_tolerance())
         metrics.aggregate(await group.get_metrics(), key="env_runners")
         metrics.log_value("num_env_steps_sampled_lifetime", sampled, reduce="sum")
         for name, seconds in timers.items():

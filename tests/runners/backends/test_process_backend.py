@@ -126,13 +126,17 @@ async def test_process_backend_inside_an_event_loop(process_ppo: PPOConfig) -> N
 
 
 def test_a_dead_worker_is_reported_with_its_exit_code(process_ppo: PPOConfig) -> None:
-    with process_ppo.callbacks(process_helpers.Dies).build() as algo:
+    config = process_ppo.callbacks(process_helpers.Dies).fault_tolerance(
+        restart_failed_env_runners=False
+    )
+    with config.build() as algo:
         with pytest.raises(
             RemoteError,
             match=r"env runner [12] \(worker process \d+\) died "
             r"\(exit code 3\)",
-        ):
+        ) as info:
             algo.train()
+    assert any("restart_failed_env_runners=True" in note for note in info.value.__notes__)
 
 
 def test_a_recorder_records_every_workers_events(process_ppo: PPOConfig, tmp_path: Path) -> None:

@@ -1,0 +1,277 @@
+"""Training runners that fail (killed, env raising, hung) are replaced; nothing else is lost."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookbus.events import EpisodeEnd
+from hookbus.kernel import ConfigError
+from hookbus.runners import PPOConfig, RemoteError
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
+import process_helpers
+
+
+def faulty(
+    small_ppo: PPOConfig, tmp_path: Path, *, how: str, backend: str = "process", **env: Any
+) -> PPOConfig:
+    """Two training runners; runner 1's first env fails ``how`` at its 30th step."""
+    env_config = {"fail_on": [1], "how": how, "at_step": 30, "marker_dir": str(tmp_path), **env}
+    return (
+        small_ppo.environment(process_helpers.Faulty, env_config=env_config)
+        .env_runners(num_env_runners=2, backend=backend)
+        .fault_tolerance(delay_between_env_runner_restarts_s=0)
+    )
+
+
+def children() -> list[int]:
+    return process_helpers.worker_processes(os.getpid())
+
+
+def test_defaults_and_names_are_rllibs() -> None:
+    config = PPOConfig()
+    assert config.sample_timeout_s == 60.0
+    assert config.env_runner_health_probe_timeout_s == 30.0
+    assert config.restart_failed_sub_environments is False
+    assert config.restart_failed_env_runners is True
+    with pytest.raises(ConfigError, match=r"sample_timeout_s must be a number > 0 or None, got 0"):
+        PPOConfig().environment("CartPole-v1").env_runners(sample_timeout_s=0).validate()
+    with pytest.raises(ConfigError, match=r"env_runner_health_probe_timeout_s must be a number"):
+        config.environment("CartPole-v1").fault_tolerance(
+            env_runner_health_probe_timeout_s=-1
+        ).validate()
+    with pytest.raises(ConfigError, match=r"restart_failed_sub_environments must be True or"):
+        PPOConfig().environment("CartPole-v1").fault_tolerance(
+            restart_failed_sub_environments="yes"
+        ).validate()
+
+
+@pytest.mark.anyio
+async def test_a_killed_worker_is_replaced_and_the_others_samples_kept(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    config = faulty(small_ppo, tmp_path, how="kill").callbacks(
+        [
+            process_helpers.WorkerSide,
+            process_helpers.Recreations(),
+            process_helpers.EndsPerIteration(),
+        ]
+    )
+    async with config.build() as algo:
+        group = algo.env_runner_group
+        pids = await group.aforeach_env_runner(process_helpers.worker_pid, local_env_runner=False)
+        first = await algo.atrain()  # runner 1 kills itself (SIGKILL) at its 30th step
+        assert group.healthy_env_runner_ids() == [2]
+        second = await algo.atrain()  # it is restarted first, with the current weights
+        assert group.healthy_env_runner_ids() == [1, 2]
+        new_pids = await group.aforeach_env_runner(
+            process_helpers.worker_pid, local_env_runner=False
+        )
+        recreations, ends = algo.bus.callbacks[1], algo.bus.callbacks[2]
+    assert isinstance(recreations, process_helpers.Recreations)
+    assert isinstance(ends, process_helpers.EndsPerIteration)
+    assert first["env_runner_group"] == {
+        "num_healthy_env_runners": 1,
+        "num_remote_env_runner_restarts": 0,
+    }
+    # Runner 2 sampled runner 1's share as well: the learner got the whole batch.
+    assert first["num_env_steps_sampled_lifetime"] >= 200
+    # Nothing runner 2 sampled was lost; runner 1's unfinished request is gone.
+    assert ends.ends[0]["env_runner:1"] == 0
+    assert ends.ends[0]["env_runner:2"] == first["env_runners"]["num_episodes"]
+    assert recreations.calls == [([1], False)]
+    assert recreations.weights_match == [True]
+    assert second["env_runner_group"] == {
+        "num_healthy_env_runners": 2,
+        "num_remote_env_runner_restarts": 1,
+    }
+    assert new_pids[0] != pids[0]
+    assert new_pids[1] == pids[1]
+    # The restarted worker built its own callbacks again: they log from the new process.
+    assert second["env_runners"]["episodes_seen"] > 0
+    assert children() == []
+
+
+def test_an_env_raising_in_step_fails_its_runner_only(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    config = faulty(small_ppo, tmp_path, how="raise").callbacks(process_helpers.Recreations())
+    with config.build() as algo:
+        first = algo.train()
+        second = algo.train()
+        recreations = algo.bus.callbacks[0]
+    assert first["env_runner_group"]["num_healthy_env_runners"] == 1
+    assert first["num_env_steps_sampled_lifetime"] >= 200
+    assert second["env_runner_group"]["num_healthy_env_runners"] == 2
+    assert recreations.calls == [([1], False)]  # type: ignore[attr-defined]
+    assert children() == []
+
+
+def test_inline_runners_are_restarted_too(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    config = faulty(small_ppo, tmp_path, how="raise", backend="inline")
+    with config.callbacks(process_helpers.Recreations()).build() as algo:
+        first = algo.train()
+        second = algo.train()
+        recreations = algo.bus.callbacks[0]
+    assert first["env_runner_group"]["num_healthy_env_runners"] == 1
+    assert second["env_runner_group"]["num_remote_env_runner_restarts"] == 1
+    assert recreations.calls == [([1], False)]  # type: ignore[attr-defined]
+
+
+def test_a_hung_worker_times_out_and_is_replaced(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    config = faulty(small_ppo, tmp_path, how="hang").env_runners(sample_timeout_s=2.0)
+    with config.build() as algo:
+        first = algo.train()  # about 2 s: runner 1 is given up on, runner 2 samples its share
+        second = algo.train()
+    assert first["env_runner_group"]["num_healthy_env_runners"] == 1
+    assert first["num_env_steps_sampled_lifetime"] >= 200
+    assert second["env_runner_group"] == {
+        "num_healthy_env_runners": 2,
+        "num_remote_env_runner_restarts": 1,
+    }
+    assert children() == []
+
+
+@pytest.mark.parametrize(
+    ("how", "error", "match"),
+    [
+        ("kill", RemoteError, r"env runner 1 \(worker process \d+\) died \(exit code -9\)"),
+        ("raise", ValueError, r"env failed at step 30"),
+        ("hang", RemoteError, r"did not sample 100 env steps within sample_timeout_s=1.0"),
+    ],
+)
+def test_without_restarts_the_failure_names_runner_cause_and_setting(
+    small_ppo: PPOConfig, tmp_path: Path, how: str, error: type[Exception], match: str
+) -> None:
+    config = (
+        faulty(small_ppo, tmp_path, how=how)
+        .fault_tolerance(restart_failed_env_runners=False)
+        .env_runners(sample_timeout_s=1.0)
+    )
+    with config.build() as algo:
+        with pytest.raises(error, match=match) as info:
+            algo.train()
+    notes = "\n".join(info.value.__notes__)
+    assert "env runner 1 failed" in notes
+    assert "fault_tolerance(restart_failed_env_runners=True) would have restarted it" in notes
+    if how == "raise":
+        assert "raised in env runner 1 (worker process" in notes
+        assert "raised by the env's step()" in notes
+    assert children() == []
+
+
+def test_ignored_failures_train_on_without_the_runner(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    config = faulty(small_ppo, tmp_path, how="raise").fault_tolerance(
+        restart_failed_env_runners=False, ignore_env_runner_failures=True
+    )
+    with config.build() as algo:
+        results = [algo.train() for _ in range(3)]
+        assert algo.env_runner_group.healthy_env_runner_ids() == [2]
+    assert [r["env_runner_group"]["num_healthy_env_runners"] for r in results] == [1, 1, 1]
+    assert all(r["num_env_steps_sampled_lifetime"] >= 200 * (i + 1) for i, r in enumerate(results))
+
+
+def test_a_worker_killed_between_iterations_is_not_listed(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    config = small_ppo.env_runners(num_env_runners=2, backend="process").fault_tolerance(
+        delay_between_env_runner_restarts_s=0
+    )
+    with config.build() as algo:
+        group = algo.env_runner_group
+        pids = group.foreach_env_runner(process_helpers.worker_pid, local_env_runner=False)
+        os.kill(pids[1], 9)
+        deadline = time.monotonic() + 5
+        while group.healthy_env_runner_ids() != [1] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert group.healthy_env_runner_ids() == [1]
+        result = algo.train()  # restarted first
+    assert result["env_runner_group"]["num_healthy_env_runners"] == 2
+
+
+def test_a_failed_build_leaves_no_worker_behind(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    config = faulty(small_ppo, tmp_path, how="init").env_runners(num_env_runners=3)
+    with pytest.raises(ValueError, match="env of runner 1 failed to start"):
+        config.build()
+    assert children() == []
+
+
+_DRIVER = """
+import sys, time
+sys.path.insert(0, {helpers!r})
+import process_helpers
+from hookbus.runners import PPOConfig
+config = (
+    PPOConfig()
+    .environment(process_helpers.Faulty, env_config={{"fail_on": [1], "how": "hang", "at_step": 5}})
+    .env_runners(num_env_runners=2, backend="process", sample_timeout_s=None)
+    .training(train_batch_size=200, minibatch_size=50, num_epochs=1)
+)
+algo = config.build()
+print(*algo.env_runner_group.foreach_env_runner(process_helpers.worker_pid, local_env_runner=False))
+sys.stdout.flush()
+if {train}:
+    algo.train()  # runner 1 hangs in env.step(), runner 2 waits for requests
+time.sleep(3600)
+"""
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["idle", "hung-in-step"])
+def test_workers_exit_when_the_driver_is_killed(train: bool) -> None:
+    code = _DRIVER.format(helpers=str(Path(__file__).parents[1]), train=train)
+    driver = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert driver.stdout is not None
+        pids = [int(pid) for pid in driver.stdout.readline().split()]
+        assert len(pids) == 2
+        time.sleep(1.0 if train else 0.2)  # let the hung step begin
+        driver.kill()
+        driver.wait()
+        deadline = time.monotonic() + 10
+        while any(map(process_helpers.alive, pids)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(map(process_helpers.alive, pids))
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        driver.stdout.close()  # type: ignore[union-attr]
+
+
+def test_restart_failed_sub_environments_truncates_only_the_faulty_episode(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    env_config = {"fail_on": [0], "how": "raise", "at_step": 30, "marker_dir": str(tmp_path)}
+    config = (
+        small_ppo.environment(process_helpers.Faulty, env_config=env_config)
+        .env_runners(num_envs_per_env_runner=2)
+        .fault_tolerance(restart_failed_sub_environments=True)
+        .callbacks(process_helpers.TruncatedEnds())
+    )
+    with config.build() as algo:
+        result = algo.train()
+        ends = algo.bus.callbacks[0]
+    assert ends.failures == ["ValueError('env failed at step 30')"]  # type: ignore[attr-defined]
+    assert result["num_env_steps_sampled_lifetime"] >= 200
+
+
+def test_observers_of_a_killed_worker_keep_order_per_source(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    seen: list[Any] = []
+    config = faulty(small_ppo, tmp_path, how="kill")
+    with config.build() as algo:
+        algo.bus.subscribe(EpisodeEnd, lambda event, **kw: seen.append(event))
+        algo.train()
+        algo.train()
+    by_source: dict[str, list[int]] = {}
+    for event in seen:
+        by_source.setdefault(event.source, []).append(event.seq)
+    assert set(by_source) == {"env_runner:1", "env_runner:2"}
+    for seqs in by_source.values():
+        assert seqs == sorted(seqs)
