@@ -1,7 +1,9 @@
 """Sampling throughput on CartPole-v1 with 8 sub-envs, against raw gymnasium stepping.
 
 Throughput counts sub-env steps per second (vector steps x sub-envs) for every case, so the
-floor and hookbus do the same work. Run: ``python bench/sampling.py [--quick]``.
+floor and hookbus do the same work. The last rows compare the backends in the same run: two
+remote runners, inline (tasks in one loop), worker processes and Ray actors (needs
+``hookbus[ray]``; a local Ray is started). Run: ``python bench/sampling.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import anyio
 import gymnasium as gym
 import numpy as np
 
-from hookbus.kernel import Callback
+from hookbus.kernel import Callback, ConfigError
 from hookbus.runners import PPOConfig
 
 NUM_ENVS = 8
@@ -71,20 +73,57 @@ def hookbus_sampling(steps: int, *, callbacks: Any = None, random_actions: bool)
         return (sum(map(len, chunks)) + episodes) / elapsed
 
 
-async def process_scaling(steps: int, runners: int) -> float:
+async def process_scaling(
+    steps: int, runners: int, backend: str = "process", chunk: int | None = None
+) -> float:
+    """Env steps per second of ``runners`` remote runners sampling with the policy.
+
+    ``chunk``: env steps per ``group.sample()`` call (default: all in one call); small
+    chunks measure what each request costs on top of the stepping.
+    """
     config = (
         PPOConfig()
         .environment("CartPole-v1")
-        .env_runners(num_env_runners=runners, num_envs_per_env_runner=NUM_ENVS, backend="process")
+        .env_runners(num_env_runners=runners, num_envs_per_env_runner=NUM_ENVS, backend=backend)
         .debugging(seed=0)
     )
     async with config.build() as algo:
         group = algo.env_runner_group
         assert group is not None
         await group.sample(steps // 10)  # warm up
+        chunk = chunk or steps
         start = time.perf_counter()
-        await group.sample(steps)
-        return steps / (time.perf_counter() - start)
+        for _ in range(steps // chunk):
+            await group.sample(chunk)
+        return steps // chunk * chunk / (time.perf_counter() - start)
+
+
+def compare_backends(steps: int, repeats: int) -> dict[str, float]:
+    """Print and return env steps/s of 2 remote runners per backend, policy actions."""
+    small = 2 * NUM_ENVS * 25  # a small train batch: 25 vector steps per runner per call
+    print(
+        f"\n2 remote runners x {NUM_ENVS} sub-envs, PPO policy, env steps/s "
+        f"(one call of {steps} | calls of {small}):"
+    )
+    rates: dict[str, float] = {}
+    for backend in ("inline", "process", "ray"):
+        try:
+            rates[backend] = best(
+                lambda backend=backend: anyio.run(process_scaling, steps, 2, backend), repeats
+            )
+            rates[backend + "/small"] = best(
+                lambda backend=backend: anyio.run(process_scaling, steps, 2, backend, small),
+                repeats,
+            )
+        except ConfigError as exc:  # Ray not installed: pip install "hookbus[ray]"
+            print(f"  {backend:<8} skipped: {exc}")
+            continue
+        print(f"  {backend:<8} {rates[backend]:>10,.0f} | {rates[backend + '/small']:>10,.0f}")
+    if "ray" in rates:
+        for suffix, what in (("", "one call"), ("/small", "small calls")):
+            ratio = rates["ray" + suffix] / rates["process" + suffix]
+            print(f"  ray vs process, {what}: {ratio:.2f}x")
+    return rates
 
 
 def best(fn: Any, repeats: int) -> float:
@@ -115,6 +154,7 @@ def main(quick: bool) -> None:
         f"\nprocess backend, policy: 1 runner {one:,.0f} steps/s, 2 runners {two:,.0f} steps/s "
         f"({two / one:.2f}x)"
     )
+    backends = compare_backends(steps, repeats)
     print("\ntargets (issue 4):")
     rllib_policy_8 = 6_700  # RLlib 2.60 SingleAgentEnvRunner, 8 envs, torch module, measured
     checks = [
@@ -123,6 +163,9 @@ def main(quick: bool) -> None:
         ("policy >= 5x RLlib's 6.7k steps/s", policy / rllib_policy_8, 5.0, True),
         ("process: 2 runners >= 1.6x one", two / one, 1.6, True),
     ]
+    if "ray" in backends:
+        ray_ratio = backends["ray/small"] / backends["process/small"]
+        checks.append(("ray, small calls >= 0.5x process", ray_ratio, 0.5, True))
     for label, value, bound, at_least in checks:
         ok = value >= bound if at_least else value <= bound
         print(f"  {label:<36} {value:6.2f}  {'ok' if ok else 'MISSED'}")

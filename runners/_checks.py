@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 __all__ = (
     "DURATION_UNITS",
     "check_bool",
+    "check_env_runners",
     "check_evaluation",
     "check_fault_tolerance",
     "int_at_least",
@@ -57,6 +58,18 @@ def check_evaluation(config: AlgorithmConfig[Any]) -> None:
         evaluation.validate()
 
 
+def check_env_runners(config: AlgorithmConfig[Any]) -> None:
+    """Raise ConfigError naming the first bad remote-runner setting of ``env_runners()``."""
+    timeout = config.sample_timeout_s
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise ConfigError(f"sample_timeout_s must be a number > 0 or None, got {timeout!r}")
+    cpus = config.num_cpus_per_env_runner
+    if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not cpus >= 0:
+        raise ConfigError(f"num_cpus_per_env_runner must be a number >= 0, got {cpus!r}")
+
+
 def check_fault_tolerance(config: AlgorithmConfig[Any]) -> None:
     """Raise ConfigError naming the first bad fault-tolerance setting."""
     for name in (
@@ -73,11 +86,6 @@ def check_fault_tolerance(config: AlgorithmConfig[Any]) -> None:
         )
     probe = config.env_runner_health_probe_timeout_s
     number_above("env_runner_health_probe_timeout_s", probe, 0)
-    timeout = config.sample_timeout_s
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-    ):
-        raise ConfigError(f"sample_timeout_s must be a number > 0 or None, got {timeout!r}")
 
 
 def int_at_least(name: str, value: object, low: int) -> None:

@@ -11,7 +11,13 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 from hookbus.kernel import Bus, ConfigError, check_callbacks
 
 from ._builtin import EnvRunnerMetrics
-from ._checks import DURATION_UNITS, check_evaluation, check_fault_tolerance, int_at_least
+from ._checks import (
+    DURATION_UNITS,
+    check_env_runners,
+    check_evaluation,
+    check_fault_tolerance,
+    int_at_least,
+)
 from ._env import check_env
 from ._exploration import check_exploration_config
 from .backends import check_backend
@@ -31,6 +37,7 @@ COMMON_SETTINGS: dict[str, dict[str, Any]] = {
         "exploration_config": None,
         "metrics_num_episodes_for_smoothing": 100,
         "sample_timeout_s": 60.0,
+        "num_cpus_per_env_runner": 1,
     },
     "training": {
         "lr": 3e-4,
@@ -97,6 +104,7 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     exploration_config: dict[str, Any] | None
     metrics_num_episodes_for_smoothing: int
     sample_timeout_s: float | None
+    num_cpus_per_env_runner: float
     lr: float
     gamma: float
     train_batch_size: int
@@ -149,6 +157,7 @@ class AlgorithmConfig(Generic[AlgorithmT]):
 
         ``sample_timeout_s`` (RLlib's): how long a remote runner may take for one training
         ``sample()`` before it counts as failed (None: no limit); docs/scaling.md#fault-tolerance.
+        ``num_cpus_per_env_runner`` (RLlib's, default 1): the CPUs each Ray actor reserves.
         """
         return self._update("env_runners", settings)
 
@@ -337,6 +346,7 @@ class AlgorithmConfig(Generic[AlgorithmT]):
         if self._rollout_fragment_length != "auto":
             int_at_least("rollout_fragment_length", self._rollout_fragment_length, 1)
         check_backend(self.backend)
+        check_env_runners(self)
         if not isinstance(self.lr, int | float) or not self.lr > 0:
             raise ConfigError(f"lr must be a number > 0, got {self.lr!r}")
         if not isinstance(self.gamma, int | float) or not 0 <= self.gamma <= 1:

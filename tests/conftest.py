@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from hookbus.runners import PPOConfig
@@ -22,3 +24,13 @@ def small_ppo() -> PPOConfig:
         .training(train_batch_size=200, minibatch_size=50, num_epochs=1)
         .debugging(seed=0)
     )
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """A local Ray of 2 CPUs for the whole session; hookbus joins it (never starts its own)."""
+    import ray  # the test extra installs hookbus[ray]: a missing Ray fails, never skips
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()

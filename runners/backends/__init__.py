@@ -19,20 +19,28 @@ __all__ = ("BACKENDS", "check_backend", "load_backend")
 BACKENDS: dict[str, str] = {
     "inline": "hookbus.runners.backends._inline:InlineEnvRunner",
     "process": "hookbus.runners.backends._process:ProcessEnvRunner",
+    "ray": "hookbus.runners.backends._ray:RayEnvRunner",
 }
 """Backend name -> ``"module:Class"`` of its ``EnvRunnerHandle`` implementation."""
 
-_PLANNED = {"ray": "the Ray actor backend is not in this release; use 'inline' or 'process'"}
+# Backends that need an optional distribution: (its import name, the extra that installs it).
+_NEEDS = {"ray": ("ray", "hookbus[ray]")}
 
 
 def check_backend(name: object) -> None:
-    """Raise ConfigError unless ``name`` is a known backend."""
-    if isinstance(name, str) and name in BACKENDS:
-        return
-    planned = _PLANNED.get(name) if isinstance(name, str) else None
-    if planned is not None:
-        raise ConfigError(f"backend {name!r}: {planned}")
-    raise ConfigError(f"unknown backend {name!r}; allowed: {', '.join(map(repr, BACKENDS))}")
+    """Raise ConfigError unless ``name`` is a known backend whose requirements are installed."""
+    if not (isinstance(name, str) and name in BACKENDS):
+        allowed = ", ".join(map(repr, BACKENDS))
+        raise ConfigError(f"unknown backend {name!r}; allowed: {allowed}")
+    needed = _NEEDS.get(name)
+    if needed is not None:
+        module, extra = needed
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(
+                f"backend {name!r} needs {module!r}, which is not installed: pip install {extra!r}"
+            ) from exc
 
 
 def load_backend(name: str) -> Any:

@@ -38,6 +38,9 @@ __all__ = (
     "Summary",
     "WireEpisode",
     "WireError",
+    "decode_reply",
+    "decode_request",
+    "encode",
     "episode_from_wire",
     "episode_to_wire",
     "error_from_wire",
@@ -213,6 +216,17 @@ def frame(message: Request | Reply) -> bytes:
     """Encode ``message`` as one length-prefixed MessagePack frame."""
     body = _encoder.encode(message)
     return len(body).to_bytes(_LENGTH, "little") + body
+
+
+def encode(message: Request | Reply) -> bytes:
+    """Encode ``message`` as MessagePack (no length prefix: for transports with messages)."""
+    return _encoder.encode(message)
+
+
+def decode_request(body: bytes) -> Request:
+    """Decode a request encoded by ``encode``."""
+    request: Request = _request_decoder.decode(body)
+    return request
 
 
 def decode_reply(body: bytes) -> Reply:

@@ -44,7 +44,7 @@ from ._wire import (
     read_frame_sync,
 )
 
-__all__ = ("main",)
+__all__ = ("Worker", "main")
 
 _PARENT_POLL_S = 0.2
 _ORPHANED = 70  # the exit status of a worker whose Algorithm died
@@ -57,6 +57,19 @@ class Worker:
         self.runner: EnvRunner | None = None
         self.forwarded: list[Event] = []
         self.forwarding: set[str] = set()
+
+    def serve(self, request: Request) -> Reply:
+        """Serve ``request``: its reply, or ``Failed`` with what it raised (never raises)."""
+        try:
+            return self.handle(request)
+        except BaseException as exc:
+            reply = Failed(
+                error=error_to_wire(exc),
+                events=self.forwarded,
+                handler_errors=self.handler_errors(),
+            )
+            self.forwarded = []
+            return reply
 
     def handle(self, request: Request) -> Reply:
         """Serve ``request``; the reply carries the events observers want."""
@@ -72,7 +85,9 @@ class Worker:
     # --- one method per request type --------------------------------------------------------
 
     def init(self, request: Init) -> Done:
-        sys.path[:] = request.sys_path
+        # The Algorithm's import path first; this interpreter's own entries stay behind it
+        # (a Ray actor on another machine may need them).
+        sys.path[:] = [*request.sys_path, *(p for p in sys.path if p not in request.sys_path)]
         if request.main_path:
             _load_main(request.main_path)
         config = pickle.loads(request.config)
@@ -204,16 +219,7 @@ def main() -> None:
         request = read_frame_sync(requests)
         if request is None:
             return
-        reply: Reply
-        try:
-            reply = worker.handle(request)
-        except BaseException as exc:
-            reply = Failed(
-                error=error_to_wire(exc),
-                events=worker.forwarded,
-                handler_errors=worker.handler_errors(),
-            )
-            worker.forwarded = []
+        reply = worker.serve(request)
         replies.write(frame(reply))
         replies.flush()
         if isinstance(request, Stop):

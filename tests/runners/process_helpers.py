@@ -307,6 +307,11 @@ class Faulty(gym.Env[Any, Any]):
             self._fire()
             if self.how == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            if self.how == "ray_kill":  # ray.kill of the actor this env runs in
+                import ray
+
+                ray.kill(ray.get_runtime_context().current_actor)
+                time.sleep(3600)  # until the kill arrives
             if self.how == "hang":
                 time.sleep(3600)
             raise ValueError(f"env failed at step {self.steps}")

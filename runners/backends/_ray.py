@@ -1,0 +1,217 @@
+"""The ``"ray"`` backend: each remote EnvRunner a Ray actor (the optional extra ``hookbus[ray]``).
+
+The actor serves the same typed messages as a worker process (``_wire``, ``_worker.Worker``),
+one call each instead of a frame on a pipe, so events, metrics and errors come back exactly
+as with ``"process"``. hookbus starts a local Ray (``ray.init()``) when none is initialised,
+and otherwise uses the one the user initialised (``ray.init(address=...)``: a cluster).
+This module is imported only when a config names the backend; it needs Ray.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import ray
+import ray.cloudpickle
+
+from hookbus.kernel import Bus, ConfigError
+
+from ._remote import RemoteEnvRunner
+from ._wire import Init, RemoteError, Request, Setup, Stop, decode_request, encode
+from ._worker import Worker
+
+if TYPE_CHECKING:
+    from .._config import AlgorithmConfig
+
+__all__ = ("RayEnvRunner", "RunnerActor", "ensure_ray")
+
+_STOP_TIMEOUT_S = 10.0
+_WATCH = "hookbus_watch"  # the concurrency group of RunnerActor.watch
+
+
+_init_lock = threading.Lock()
+
+
+def ensure_ray() -> None:
+    """Start a local Ray unless Ray is initialised (then the user's cluster serves).
+
+    Ray's own processes (GCS, raylet) end when the *thread* that started them ends (they
+    get a parent-death signal), so a local Ray is started from a daemon thread that lives
+    as long as this process, not from the short-lived thread that asks for it.
+    """
+    if ray.is_initialized():
+        return
+    with _init_lock:
+        if ray.is_initialized():
+            return
+        if threading.current_thread() is threading.main_thread():
+            ray.init()
+            return
+        started = threading.Event()
+        errors: list[BaseException] = []
+
+        def keep() -> None:
+            try:
+                ray.init()
+            except BaseException as exc:  # reported to the thread that asked
+                errors.append(exc)
+            finally:
+                started.set()
+            threading.Event().wait()  # never return: Ray's processes live while we do
+
+        threading.Thread(target=keep, name="hookbus-ray", daemon=True).start()
+        started.wait()
+        if errors:
+            raise errors[0]
+
+
+class RunnerActor:
+    """What runs in each actor: a ``Worker`` serving encoded requests, one at a time."""
+
+    def __init__(self) -> None:
+        self._worker = Worker()
+
+    def handle(self, body: bytes) -> bytes:
+        """Serve one encoded request; return the encoded reply (failures included)."""
+        return encode(self._worker.serve(decode_request(body)))
+
+    def pid(self) -> int:
+        """Return the actor's process id (for messages)."""
+        return os.getpid()
+
+    def watch(self) -> None:
+        """Never return: the call fails when the actor dies (``RayEnvRunner.healthy``)."""
+        threading.Event().wait()
+
+
+_actor_class: Any = None
+
+
+def _actor() -> Any:
+    global _actor_class
+    if _actor_class is None:  # one class for every actor: Ray exports it once
+        _actor_class = ray.remote(concurrency_groups={_WATCH: 1})(RunnerActor)
+    return _actor_class
+
+
+class RayEnvRunner(RemoteEnvRunner):
+    """Drive an EnvRunner living in a Ray actor, with the EnvRunner's API (async).
+
+    The actor takes ``num_cpus_per_env_runner`` CPUs (RLlib's setting) and is never
+    restarted by Ray: hookbus's fault tolerance restarts runners (a new actor), as with
+    worker processes. The config and functions reach the actor by cloudpickle, so lambdas
+    and objects of the main script cross too.
+    """
+
+    def __init__(
+        self, config: AlgorithmConfig[Any], *, bus: Bus, worker_index: int, module: Any = None
+    ) -> None:
+        super().__init__(config, bus=bus, worker_index=worker_index, module=module)
+        self._handle: Any = None  # the actor handle, None when there is no live actor
+        self._watch: Any = None  # a call that fails when the actor dies
+        self._lock: anyio.Lock | None = None
+        self._name: str | None = None  # "ray actor, pid <pid>" of the last actor
+
+    @property
+    def healthy(self) -> bool:
+        """Whether the actor is alive (not yet started, stopped, killed or died: False)."""
+        if self._handle is None:
+            return False
+        done, _ = ray.wait([self._watch], timeout=0)
+        return not done
+
+    @property
+    def where(self) -> str:
+        """Name this runner and its actor, for messages."""
+        if self._name is None:
+            return f"env runner {self.worker_index} (ray actor not started)"
+        ended = "" if self._handle is not None else ", ended"
+        return f"env runner {self.worker_index} ({self._name}{ended})"
+
+    def _dumps(self, obj: Any) -> bytes:
+        return bytes(ray.cloudpickle.dumps(obj))
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def setup(self) -> None:
+        """Start the actor, send it the config and module, publish its env's creation."""
+        try:
+            config, module = self._dumps(self.config), self._dumps(self.module)
+        except Exception as exc:
+            raise ConfigError(
+                f"backend='ray' sends the config to actors with cloudpickle, which failed: {exc}"
+            ) from exc
+        await anyio.to_thread.run_sync(ensure_ray)
+        self._restarted()
+        handle = _actor().options(num_cpus=self.config.num_cpus_per_env_runner).remote()
+        self._handle, self._lock = handle, anyio.Lock()
+        self._watch = handle.watch.options(concurrency_group=_WATCH).remote()
+        self._name = "ray actor starting"
+        self._name = f"ray actor, pid {await self._get(handle.pid.remote())}"
+        init = Init(
+            worker_index=self.worker_index,
+            config=config,
+            module=module,
+            main_path=None,  # cloudpickle carries the main script's objects by value
+            sys_path=list(sys.path),
+        )
+        await self._request(init)
+        await self._request(Setup())
+
+    async def kill(self) -> None:
+        """End the actor at once (a hung env cannot be asked to stop)."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            _kill(handle)
+
+    async def stop(self) -> None:
+        """Ask the actor to close its env, then end it."""
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        try:
+            with anyio.move_on_after(_STOP_TIMEOUT_S):
+                await self._get(handle.handle.remote(encode(Stop())))
+        except RemoteError:
+            pass  # already gone
+        finally:
+            _kill(handle)
+
+    # --- calls ------------------------------------------------------------------------------
+
+    async def _exchange(self, message: Request) -> bytes:
+        handle, lock = self._handle, self._lock
+        if handle is None or lock is None:
+            raise RemoteError.lost(f"{self.where} is not running")
+        async with lock:
+            answered = False
+            try:
+                body: bytes = await self._get(handle.handle.remote(encode(message)))
+                answered = True
+            finally:
+                if not answered:
+                    # Cancelled (a timeout) or lost: this actor serves no further request.
+                    if self._handle is handle:
+                        self._handle = None
+                    _kill(handle)
+        return body
+
+    async def _get(self, ref: Awaitable[Any]) -> Any:
+        """Wait for ``ref`` in a worker thread (anyio's, so trio works too)."""
+        try:
+            return await anyio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True)
+        except ray.exceptions.RayError as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RemoteError.lost(f"{self.where} died: {reason}") from exc
+
+
+def _kill(handle: Any) -> None:
+    try:
+        ray.kill(handle, no_restart=True)
+    except Exception:  # already dead, or Ray is shutting down: nothing left to end
+        pass

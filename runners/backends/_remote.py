@@ -1,0 +1,184 @@
+"""An EnvRunner elsewhere, driven by typed messages: what the process and Ray backends share.
+
+A subclass moves messages (``_exchange``: a pipe to a worker process, a call on a Ray
+actor) and manages where the runner lives (``setup``, ``stop``, ``kill``). This class turns
+the EnvRunner's API into requests (``_wire``) and replies back into results: it forwards
+the events the Algorithm's observers want, in order, counts the remote bus's handler
+errors, and raises a remote exception as itself, noting where it was raised.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hookbus.events import BaseEvent
+from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Episode
+
+from .._env_runner import SampleSummary
+from ._wire import (
+    Call,
+    Done,
+    Failed,
+    GetMetrics,
+    RemoteError,
+    Reply,
+    Request,
+    Sample,
+    SampleAndGetMetrics,
+    Sampled,
+    SetWeights,
+    Summary,
+    decode_reply,
+    episode_from_wire,
+    error_from_wire,
+)
+
+if TYPE_CHECKING:
+    from .._config import AlgorithmConfig
+
+__all__ = ("RemoteEnvRunner",)
+
+R = TypeVar("R", bound=Reply)
+
+_HOOKS_WITH_ENV_INDEX = frozenset(h for h, args in LIVE_ARGS.items() if "env_index" in args)
+
+
+class RemoteEnvRunner:
+    """The EnvRunner's API (async) over request and reply messages; see the module doc.
+
+    The remote side builds its own bus and callback instances from the config (observers
+    excepted, as ``config.make_bus(observers=False)``) and its own copy of the module.
+    """
+
+    in_process = False  # elsewhere: requests wait, and may time out
+
+    def __init__(
+        self, config: AlgorithmConfig[Any], *, bus: Bus, worker_index: int, module: Any = None
+    ) -> None:
+        self.config = config
+        self.bus = bus
+        self.worker_index = worker_index
+        self.module: Any = module
+        self.handler_errors = 0
+        """Handler exceptions the remote bus counted (under ``on_error="log"``), in all."""
+        self._errors_before = 0  # counted by earlier incarnations (before a restart)
+
+    # --- what a transport provides ----------------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        """Name the runner and where it lives, for messages."""
+        raise NotImplementedError
+
+    async def _exchange(self, message: Request) -> bytes:
+        """Send ``message`` and return the encoded reply; a lost runner is ``RemoteError.lost``.
+
+        A request cut short (cancelled) must leave the runner unable to serve another.
+        """
+        raise NotImplementedError
+
+    def _dumps(self, obj: Any) -> bytes:
+        """Pickle ``obj`` for the remote side."""
+        return pickle.dumps(obj)
+
+    def _restarted(self) -> None:
+        """Note that a new remote side starts (its bus counts handler errors from 0)."""
+        self._errors_before = self.handler_errors
+
+    # --- the EnvRunner's API ----------------------------------------------------------------
+
+    async def sample(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        random_actions: bool = False,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
+    ) -> list[Episode]:
+        """Sample remotely; forward its events to observers; return the episode chunks."""
+        request = Sample(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            random_actions=random_actions,
+            force_reset=force_reset,
+            exact=exact,
+        )
+        reply = await self._request(request, Sampled)
+        return [episode_from_wire(e) for e in reply.episodes]
+
+    async def sample_and_get_metrics(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
+    ) -> SampleSummary:
+        """Sample remotely and return counts and metrics; the episodes stay there."""
+        request = SampleAndGetMetrics(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            force_reset=force_reset,
+            exact=exact,
+        )
+        reply = await self._request(request, Summary)
+        return SampleSummary(reply.num_env_steps, reply.num_episodes, reply.metrics)
+
+    async def get_metrics(self) -> dict[str, Any]:
+        """Return the remote runner's metrics snapshot."""
+        snapshot: dict[str, Any] = (await self._request(GetMetrics(), Done)).value
+        return snapshot
+
+    async def set_weights(self, weights: dict[str, Any]) -> None:
+        """Load the learner's weights into the remote module."""
+        await self._request(SetWeights(weights=weights))
+
+    async def apply(self, fn: Callable[[Any], Any]) -> Any:
+        """Return ``fn(env_runner)`` computed remotely (``fn`` must pickle)."""
+        return await self._call("runner", fn)
+
+    async def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:
+        """Call ``fn(sub_env)`` on the remote sub-envs (``fn`` must pickle)."""
+        results: list[Any] = await self._call("env", fn)
+        return results
+
+    async def foreach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[Any]:
+        """Call ``fn(sub_env, env_context)`` on the remote sub-envs (``fn`` must pickle)."""
+        results: list[Any] = await self._call("env_with_context", fn)
+        return results
+
+    # --- messages ---------------------------------------------------------------------------
+
+    async def _call(self, on: Any, fn: Callable[..., Any]) -> Any:
+        try:
+            payload = self._dumps(fn)
+        except Exception as exc:
+            raise ConfigError(f"cannot send {fn!r} to {self.where}: {exc}") from exc
+        reply = await self._request(Call(on=on, fn=payload), Done)
+        return pickle.loads(reply.value)
+
+    async def _forward(self, events: Sequence[BaseEvent]) -> None:
+        for event in events:
+            # env_index is the one live argument an event carries, for the hooks that have it
+            # (on_postprocess_trajectory's event carries it, but its handlers take none).
+            if event.hook in _HOOKS_WITH_ENV_INDEX:
+                await self.bus.forward(event, env_index=event.env_index)  # type: ignore[attr-defined]
+            else:
+                await self.bus.forward(event)
+
+    async def _request(self, message: Request, expect: type[R] = Done) -> R:  # type: ignore[assignment]
+        """Send ``message``, forward the reply's events, return the reply (``expect``)."""
+        message.forward = sorted(self.bus.observed_hooks())
+        reply = decode_reply(await self._exchange(message))
+        self.handler_errors = self._errors_before + reply.handler_errors
+        await self._forward(reply.events)
+        if isinstance(reply, Failed):
+            raise error_from_wire(reply.error, self.where)
+        if not isinstance(reply, expect):
+            raise RemoteError(
+                f"{self.where} answered {type(reply).__name__}, not {expect.__name__}"
+            )
+        return reply
