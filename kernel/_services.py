@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._errors import ConfigError
@@ -18,10 +18,33 @@ class ServiceRegistry:
     another uses it), and an embedding service hands objects to its callbacks. Names are
     unique; the registry empties when the bus closes (closing the services stays with whoever
     provided them).
+
+    Runner backends ``connect`` registries across processes: a worker's registry looks up
+    the names it lacks in the Algorithm's (``lookup``), and the Ray backend moves the
+    Algorithm's services into Ray actors (``host``). Either way ``get`` returns an object
+    whose method calls run on the service and return their results.
     """
 
     def __init__(self) -> None:
         self._services: dict[str, Any] = {}
+        self._lookup: Callable[[str], Any] | None = None
+        self._host: Callable[[str, Any], Any] | None = None
+        self._found: dict[str, Any] = {}  # what lookup found, asked once per name
+
+    def connect(
+        self,
+        *,
+        lookup: Callable[[str], Any] | None = None,
+        host: Callable[[str, Any], Any] | None = None,
+    ) -> None:
+        """Let services live elsewhere (runner backends do this; None undoes it).
+
+        ``lookup(name)`` is asked for a name not provided here and returns a stand-in for
+        the service (or raises ConfigError). ``host(name, service)`` receives every service
+        provided from now on and returns what is kept in its place.
+        """
+        self._lookup, self._host = lookup, host
+        self._found.clear()
 
     def provide(self, name: str, service: Any, *, replace: bool = False) -> None:
         """Register ``service`` as ``name``; an existing name needs ``replace=True``."""
@@ -32,6 +55,8 @@ class ServiceRegistry:
                 f"a service named {name!r} is already provided "
                 f"({self._services[name]!r}); pass replace=True to replace it"
             )
+        if self._host is not None:
+            service = self._host(name, service)
         self._services[name] = service
 
     def get(self, name: str, default: Any = ...) -> Any:
@@ -39,21 +64,36 @@ class ServiceRegistry:
         try:
             return self._services[name]
         except KeyError:
-            if default is not ...:
-                return default
-            close = difflib.get_close_matches(name, self._services, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            known = ", ".join(map(repr, self._services)) or "none"
-            raise ConfigError(f"no service named {name!r}{hint}; provided: {known}") from None
+            pass
+        if self._lookup is not None:
+            if name not in self._found:
+                try:
+                    self._found[name] = self._lookup(name)
+                except ConfigError:
+                    if default is not ...:
+                        return default
+                    raise
+            return self._found[name]
+        if default is not ...:
+            return default
+        raise self._missing(name)
+
+    def _missing(self, name: str) -> ConfigError:
+        close = difflib.get_close_matches(name, self._services, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        known = ", ".join(map(repr, self._services)) or "none"
+        return ConfigError(f"no service named {name!r}{hint}; provided: {known}")
 
     def remove(self, name: str) -> Any:
         """Unregister the service ``name`` and return it."""
-        self.get(name)  # raises the explanation if missing
+        if name not in self._services:
+            raise self._missing(name)
         return self._services.pop(name)
 
     def clear(self) -> None:
         """Unregister every service."""
         self._services.clear()
+        self._found.clear()
 
     def __contains__(self, name: object) -> bool:
         return name in self._services

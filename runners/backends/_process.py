@@ -15,7 +15,17 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from hookbus.kernel import Bus, ConfigError
 
 from ._remote import RemoteEnvRunner
-from ._wire import Init, RemoteError, Request, Setup, Stop, frame
+from ._wire import (
+    Init,
+    RemoteError,
+    Reply,
+    Request,
+    ServiceCall,
+    Setup,
+    Stop,
+    decode_reply,
+    frame,
+)
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
@@ -104,7 +114,7 @@ class ProcessEnvRunner(RemoteEnvRunner):
 
     # --- the pipe ---------------------------------------------------------------------------
 
-    async def _exchange(self, message: Request) -> bytes:
+    async def _exchange(self, message: Request) -> Reply:
         process, replies, lock = self._process, self._replies, self._lock
         if process is None or replies is None or lock is None:
             raise RemoteError.lost(f"{self.where} is not running")
@@ -112,8 +122,15 @@ class ProcessEnvRunner(RemoteEnvRunner):
             answered = False
             try:
                 await self._send(process, message)
-                head = await replies.receive_exactly(4)
-                body = await replies.receive_exactly(int.from_bytes(head, "little"))
+                while True:
+                    head = await replies.receive_exactly(4)
+                    reply = decode_reply(
+                        await replies.receive_exactly(int.from_bytes(head, "little"))
+                    )
+                    if not isinstance(reply, ServiceCall):
+                        break
+                    # A callback or env in the worker calls a service of ours, mid-request.
+                    await self._send(process, await self._serve_service(reply))
                 answered = True
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError) as exc:
                 code = await _exit_code(process)
@@ -125,7 +142,7 @@ class ProcessEnvRunner(RemoteEnvRunner):
                     if self._process is process:
                         self._process = None
                     await _end(process)
-        return body
+        return reply
 
     @staticmethod
     async def _send(process: Process, message: Request) -> None:

@@ -9,6 +9,7 @@ This module is imported only when a config names the backend; it needs Ray.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -19,10 +20,21 @@ import anyio
 import ray
 import ray.cloudpickle
 
-from hookbus.kernel import Bus, ConfigError
+from hookbus.kernel import Bus, ConfigError, ServiceRegistry
 
+from ._ray_services import RayServices, lookup
 from ._remote import RemoteEnvRunner
-from ._wire import Init, RemoteError, Request, Setup, Stop, decode_request, encode
+from ._wire import (
+    Init,
+    RemoteError,
+    Reply,
+    Request,
+    Setup,
+    Stop,
+    decode_reply,
+    decode_request,
+    encode,
+)
 from ._worker import Worker
 
 if TYPE_CHECKING:
@@ -71,10 +83,13 @@ def ensure_ray() -> None:
 
 
 class RunnerActor:
-    """What runs in each actor: a ``Worker`` serving encoded requests, one at a time."""
+    """What runs in each actor: a ``Worker`` serving encoded requests, one at a time.
 
-    def __init__(self) -> None:
-        self._worker = Worker()
+    ``services``: the name prefix of the Algorithm's service actors (``_ray_services``).
+    """
+
+    def __init__(self, services: str) -> None:
+        self._worker = Worker(services=functools.partial(lookup, services))
 
     def handle(self, body: bytes) -> bytes:
         """Serve one encoded request; return the encoded reply (failures included)."""
@@ -116,6 +131,7 @@ class RayEnvRunner(RemoteEnvRunner):
         self._watch: Any = None  # a call that fails when the actor dies
         self._lock: anyio.Lock | None = None
         self._name: str | None = None  # "ray actor, pid <pid>" of the last actor
+        self._services: RayServices | None = None  # the bus's services, hosted in actors
 
     @property
     def healthy(self) -> bool:
@@ -148,7 +164,10 @@ class RayEnvRunner(RemoteEnvRunner):
             ) from exc
         await anyio.to_thread.run_sync(ensure_ray)
         self._restarted()
-        handle = _actor().options(num_cpus=self.config.num_cpus_per_env_runner).remote()
+        if self._services is None:
+            self._services = await anyio.to_thread.run_sync(_share_services, self.bus.services)
+        prefix = self._services.prefix
+        handle = _actor().options(num_cpus=self.config.num_cpus_per_env_runner).remote(prefix)
         self._handle, self._lock = handle, anyio.Lock()
         self._watch = handle.watch.options(concurrency_group=_WATCH).remote()
         self._name = "ray actor starting"
@@ -170,21 +189,25 @@ class RayEnvRunner(RemoteEnvRunner):
             _kill(handle)
 
     async def stop(self) -> None:
-        """Ask the actor to close its env, then end it."""
+        """Ask the actor to close its env, then end it; the last one brings services back."""
         handle, self._handle = self._handle, None
-        if handle is None:
-            return
+        services, self._services = self._services, None
         try:
-            with anyio.move_on_after(_STOP_TIMEOUT_S):
-                await self._get(handle.handle.remote(encode(Stop())))
+            if handle is not None:
+                with anyio.move_on_after(_STOP_TIMEOUT_S):
+                    await self._get(handle.handle.remote(encode(Stop())))
         except RemoteError:
             pass  # already gone
         finally:
-            _kill(handle)
+            if handle is not None:
+                _kill(handle)
+            if services is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_unshare_services, services)
 
     # --- calls ------------------------------------------------------------------------------
 
-    async def _exchange(self, message: Request) -> bytes:
+    async def _exchange(self, message: Request) -> Reply:
         handle, lock = self._handle, self._lock
         if handle is None or lock is None:
             raise RemoteError.lost(f"{self.where} is not running")
@@ -199,7 +222,7 @@ class RayEnvRunner(RemoteEnvRunner):
                     if self._handle is handle:
                         self._handle = None
                     _kill(handle)
-        return body
+        return decode_reply(body)
 
     async def _get(self, ref: Awaitable[Any]) -> Any:
         """Wait for ``ref`` in a worker thread (anyio's, so trio works too)."""
@@ -208,6 +231,30 @@ class RayEnvRunner(RemoteEnvRunner):
         except ray.exceptions.RayError as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise RemoteError.lost(f"{self.where} died: {reason}") from exc
+
+
+_shared: dict[int, RayServices] = {}  # id(registry) -> its services in actors, while used
+
+
+def _share_services(registry: ServiceRegistry) -> RayServices:
+    """Host ``registry``'s services in actors (once per registry); count one more user."""
+    with _init_lock:
+        services = _shared.get(id(registry))
+        if services is None:
+            services = _shared[id(registry)] = RayServices(registry)
+            services.attach()
+        services.users += 1
+        return services
+
+
+def _unshare_services(services: RayServices) -> None:
+    """Count one user less; the last brings the services back into their registry."""
+    with _init_lock:
+        services.users -= 1
+        if services.users:
+            return
+        del _shared[id(services.registry)]
+    services.detach()
 
 
 def _kill(handle: Any) -> None:

@@ -17,6 +17,7 @@ from hookbus.events import BaseEvent
 from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Episode
 
 from .._env_runner import SampleSummary
+from ._services import serve
 from ._wire import (
     Call,
     Done,
@@ -28,9 +29,10 @@ from ._wire import (
     Sample,
     SampleAndGetMetrics,
     Sampled,
+    ServiceCall,
+    ServiceResult,
     SetWeights,
     Summary,
-    decode_reply,
     episode_from_wire,
     error_from_wire,
 )
@@ -72,12 +74,18 @@ class RemoteEnvRunner:
         """Name the runner and where it lives, for messages."""
         raise NotImplementedError
 
-    async def _exchange(self, message: Request) -> bytes:
-        """Send ``message`` and return the encoded reply; a lost runner is ``RemoteError.lost``.
+    async def _exchange(self, message: Request) -> Reply:
+        """Send ``message`` and return its reply; a lost runner is ``RemoteError.lost``.
 
-        A request cut short (cancelled) must leave the runner unable to serve another.
+        A transport whose remote side may call the Algorithm's services meanwhile answers
+        each ``ServiceCall`` with ``_serve_service`` and returns the final reply. A request
+        cut short (cancelled) must leave the runner unable to serve another.
         """
         raise NotImplementedError
+
+    async def _serve_service(self, call: ServiceCall) -> ServiceResult:
+        """Run a remote ``ServiceCall`` on the Algorithm's services (this bus's)."""
+        return await serve(self.bus.services, call)
 
     def _dumps(self, obj: Any) -> bytes:
         """Pickle ``obj`` for the remote side."""
@@ -172,7 +180,7 @@ class RemoteEnvRunner:
     async def _request(self, message: Request, expect: type[R] = Done) -> R:  # type: ignore[assignment]
         """Send ``message``, forward the reply's events, return the reply (``expect``)."""
         message.forward = sorted(self.bus.observed_hooks())
-        reply = decode_reply(await self._exchange(message))
+        reply = await self._exchange(message)
         self.handler_errors = self._errors_before + reply.handler_errors
         await self._forward(reply.events)
         if isinstance(reply, Failed):

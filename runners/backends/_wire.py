@@ -32,6 +32,8 @@ __all__ = (
     "Sample",
     "SampleAndGetMetrics",
     "Sampled",
+    "ServiceCall",
+    "ServiceResult",
     "SetWeights",
     "Setup",
     "Stop",
@@ -67,6 +69,16 @@ class RemoteError(HookbusError, RuntimeError):
         error = cls(message)
         error.worker_lost = True
         return error
+
+
+class WireError(msgspec.Struct, kw_only=True):
+    """A worker's exception: pickled if it round-trips, always as text."""
+
+    pickled: bytes | None
+    type: str
+    text: str
+    env_failure: bool = False
+    """Whether it came out of the env's step() or reset() (a runner failure)."""
 
 
 # --- requests (Algorithm -> worker) -----------------------------------------------------------
@@ -143,7 +155,25 @@ class Stop(_RequestBase, tag="stop"):
     method: ClassVar[str] = "stop"
 
 
-Request = Init | Setup | Sample | SampleAndGetMetrics | GetMetrics | SetWeights | Call | Stop
+class ServiceResult(_RequestBase, tag="service_result"):
+    """What a ``ServiceCall`` returned (pickled) or raised; answers it, not a new request."""
+
+    method: ClassVar[str] = "service_result"
+    value: bytes | None = None
+    error: WireError | None = None
+
+
+Request = (
+    Init
+    | Setup
+    | Sample
+    | SampleAndGetMetrics
+    | GetMetrics
+    | SetWeights
+    | Call
+    | Stop
+    | ServiceResult
+)
 
 
 # --- replies (worker -> Algorithm) ------------------------------------------------------------
@@ -161,16 +191,6 @@ class WireEpisode(msgspec.Struct, kw_only=True):
     infos: list[dict[str, Any]]
     terminated: bool
     truncated: bool
-
-
-class WireError(msgspec.Struct, kw_only=True):
-    """A worker's exception: pickled if it round-trips, always as text."""
-
-    pickled: bytes | None
-    type: str
-    text: str
-    env_failure: bool = False
-    """Whether it came out of the env's step() or reset() (a runner failure)."""
 
 
 class _ReplyBase(msgspec.Struct, tag_field="reply", kw_only=True):
@@ -205,7 +225,20 @@ class Failed(_ReplyBase, tag="failed"):
     error: WireError
 
 
-Reply = Done | Sampled | Summary | Failed
+class ServiceCall(_ReplyBase, tag="service_call"):
+    """Sent by a worker in the middle of a request: call a service of the Algorithm's bus.
+
+    ``method`` None only checks that ``name`` is provided; ``payload`` is the pickled
+    ``(args, kwargs)``. The Algorithm answers with a ``ServiceResult``, then the request
+    goes on.
+    """
+
+    name: str
+    method: str | None = None
+    payload: bytes = b""
+
+
+Reply = Done | Sampled | Summary | Failed | ServiceCall
 
 _encoder = codec.msgpack_encoder()
 _request_decoder = codec.msgpack_decoder(Request)

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import anyio
@@ -23,6 +24,7 @@ import anyio
 from hookbus.events import Event
 
 from .._env_runner import EnvRunner
+from ._services import PipeServices
 from ._wire import (
     Call,
     Done,
@@ -53,7 +55,8 @@ _ORPHANED = 70  # the exit status of a worker whose Algorithm died
 class Worker:
     """Serve one EnvRunner's requests: each request type names the method serving it."""
 
-    def __init__(self) -> None:
+    def __init__(self, services: Callable[[str], Any] | None = None) -> None:
+        self._services = services  # finds the Algorithm's services (ServiceRegistry.connect)
         self.runner: EnvRunner | None = None
         self.forwarded: list[Event] = []
         self.forwarding: set[str] = set()
@@ -94,6 +97,8 @@ class Worker:
         module = pickle.loads(request.module)
         # Observers stay on the Algorithm's bus; everything else runs here, as in RLlib.
         bus = config.make_bus(observers=False)
+        if self._services is not None:
+            bus.services.connect(lookup=self._services)
         self.runner = EnvRunner(config, bus=bus, module=module, worker_index=request.worker_index)
         return Done()
 
@@ -214,7 +219,7 @@ def main() -> None:
     # workers end (it asks them to stop, or its exit closes our stdin), so ignore it here:
     # otherwise every worker would print a KeyboardInterrupt traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    worker = Worker()
+    worker = Worker(services=PipeServices(requests, replies).lookup)
     while True:
         request = read_frame_sync(requests)
         if request is None:

@@ -404,3 +404,51 @@ class TruncatedEnds(Callback):
         if "env_step_failure" in info:
             assert episode.is_truncated
             self.failures.append(info["env_step_failure"])
+
+
+# --- named services across processes (tests/runners/backends/test_services.py) ---------------
+
+
+class GlobalCounter:
+    """The seeds' global counter."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def inc(self, n: int = 1) -> int:
+        self.count += n
+        return self.count
+
+    def get(self) -> int:
+        return self.count
+
+    async def aget(self) -> int:
+        return self.count
+
+    def fail(self) -> None:
+        raise ZeroDivisionError("the service failed")
+
+
+class CountsEpisodes(Callback):
+    """Increment the global counter at every episode end, wherever the runner lives."""
+
+    def on_episode_end(self, *, env_runner: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        total = env_runner.bus.services.get("counter").inc(1)
+        metrics_logger.log_value("counter_seen", total, reduce="max")
+
+
+class ReadsServices(Callback):
+    """Use the services in other ways: an async method, a missing name, a failing call."""
+
+    def on_sample_end(self, *, env_runner: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        services = env_runner.bus.services
+        if env_runner.config.backend != "inline":  # inline: the very object, a coroutine
+            metrics_logger.log_value("async_read", services.get("counter").aget(), reduce="max")
+        metrics_logger.log_value(
+            "missing_is_default", services.get("nope", None) is None, reduce="item"
+        )
+
+
+class CallsAFailingService(Callback):
+    def on_episode_end(self, *, env_runner: Any, **kwargs: Any) -> None:
+        env_runner.bus.services.get("counter").fail()
