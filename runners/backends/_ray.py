@@ -167,7 +167,9 @@ class RayEnvRunner(RemoteEnvRunner):
         if self._services is None:
             self._services = await anyio.to_thread.run_sync(_share_services, self.bus.services)
         prefix = self._services.prefix
-        handle = _actor().options(num_cpus=self.config.num_cpus_per_env_runner).remote(prefix)
+        # max_restarts=0: hookbus's fault-tolerance settings decide restarts (a new actor).
+        options = {"num_cpus": self.config.num_cpus_per_env_runner, "max_restarts": 0}
+        handle = _actor().options(**options).remote(prefix)
         self._handle, self._lock = handle, anyio.Lock()
         self._watch = handle.watch.options(concurrency_group=_WATCH).remote()
         self._name = "ray actor starting"
