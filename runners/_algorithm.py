@@ -338,10 +338,15 @@ class Algorithm(SyncFacade):
         result["training_iteration"] = self.training_iteration
         group = self.env_runner_group
         # RLlib's keys for the training runners' health (its result's "env_runner_group").
+        healthy, restarts = group.num_healthy_remote_workers(), group.num_remote_worker_restarts()
         result["env_runner_group"] = {
-            "num_healthy_env_runners": group.num_healthy_remote_workers(),
-            "num_remote_env_runner_restarts": group.num_remote_worker_restarts(),
+            "num_healthy_env_runners": healthy,
+            "num_remote_env_runner_restarts": restarts,
         }
+        # The same counts where hookbus's own results keep runner figures.
+        runners = result.setdefault("env_runners", {})
+        runners["num_healthy_env_runners"] = healthy
+        runners["num_env_runner_restarts"] = restarts
         # Handler errors counted on this bus, and in worker processes (their own buses).
         groups = [self._env_runner_group, self.eval_env_runner_group]
         remote = sum(group.handler_errors() for group in groups if group is not None)

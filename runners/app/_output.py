@@ -18,6 +18,8 @@ BUILTIN_ENV_RUNNER_KEYS = {
     "num_episodes_lifetime",
     "num_env_steps_sampled",
     "num_env_steps_sampled_lifetime",
+    "num_healthy_env_runners",
+    "num_env_runner_restarts",
 }
 
 

@@ -92,6 +92,9 @@ async def test_a_killed_worker_is_replaced_and_the_others_samples_kept(
         "num_healthy_env_runners": 2,
         "num_remote_env_runner_restarts": 1,
     }
+    runner_counts = ("num_healthy_env_runners", "num_env_runner_restarts")
+    assert [first["env_runners"][k] for k in runner_counts] == [1, 0]
+    assert [second["env_runners"][k] for k in runner_counts] == [2, 1]
     assert new_pids[0] != pids[0]
     assert new_pids[1] == pids[1]
     # The restarted worker built its own callbacks again: they log from the new process.
