@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hookbus.kernel import ConfigError
-
-if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
 
 __all__ = (
     "DURATION_UNITS",
@@ -22,7 +19,7 @@ __all__ = (
 DURATION_UNITS = ("episodes", "timesteps")
 
 
-def check_evaluation(config: AlgorithmConfig[Any]) -> None:
+def check_evaluation(config: Any) -> None:
     """Raise ConfigError naming the first bad evaluation setting."""
     interval = config.evaluation_interval
     if interval is not None:
@@ -58,7 +55,7 @@ def check_evaluation(config: AlgorithmConfig[Any]) -> None:
         evaluation.validate()
 
 
-def check_env_runners(config: AlgorithmConfig[Any]) -> None:
+def check_env_runners(config: Any) -> None:
     """Raise ConfigError naming the first bad remote-runner setting of ``env_runners()``."""
     timeout = config.sample_timeout_s
     if timeout is not None and (
@@ -70,7 +67,7 @@ def check_env_runners(config: AlgorithmConfig[Any]) -> None:
         raise ConfigError(f"num_cpus_per_env_runner must be a number >= 0, got {cpus!r}")
 
 
-def check_fault_tolerance(config: AlgorithmConfig[Any]) -> None:
+def check_fault_tolerance(config: Any) -> None:
     """Raise ConfigError naming the first bad fault-tolerance setting."""
     for name in (
         "restart_failed_env_runners",

@@ -62,6 +62,7 @@ class EnvRunner(EpisodeLifecycle):
             worker_index=worker_index,
             num_workers=config.num_env_runners,
             in_evaluation=config.in_evaluation,
+            services=bus.services,
         )
         self.env = make_vector_env(
             config.env,

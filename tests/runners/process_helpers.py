@@ -452,3 +452,20 @@ class ReadsServices(Callback):
 class CallsAFailingService(Callback):
     def on_episode_end(self, *, env_runner: Any, **kwargs: Any) -> None:
         env_runner.bus.services.get("counter").fail()
+
+
+class CountsResets(gym.Env[Any, Any]):
+    """CartPole that counts its resets on the Algorithm's "counter" service (via env_context)."""
+
+    def __init__(self, env_context: Any) -> None:
+        self.inner = gym.make("CartPole-v1")
+        self.observation_space = self.inner.observation_space
+        self.action_space = self.inner.action_space
+        self.services = env_context.services
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        self.services.get("counter").inc(1)
+        return self.inner.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        return self.inner.step(action)

@@ -236,3 +236,26 @@ def test_hookbus_imports_and_trains_without_ray() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+def test_the_seeds_examples_on_two_ray_runners(ray_ppo: PPOConfig) -> None:
+    """The lambda, the stateful class and the Acrobot-style per-step data, in actors."""
+    lengths: list[int] = []  # on the driver: the lambdas run in the actors (cloudpickled)
+    config = ray_ppo.callbacks(
+        process_helpers.EpisodeAndSampleCounts,  # stateful; checks theta1 per step in actors
+        on_episode_end=lambda *, episode, metrics_logger, **kw: metrics_logger.log_value(
+            "lambda_len", len(episode), reduce="sum", clear_on_reduce=True
+        ),
+        on_train_result=lambda *, result, **kw: lengths.append(result["env_runners"]["lambda_len"]),
+    )
+    with config.build() as algo:
+        results = [algo.train() for _ in range(2)]
+    for result in results:
+        runners = result["env_runners"]
+        assert runners["hook_sample"] == 2  # one sample() per actor per iteration
+        assert runners["hook_step"] == runners["num_env_steps_sampled"] >= 200
+        assert runners["hook_end"] == runners["num_episodes"] > 0
+    # The on_episode_end lambda ran in the actors (its metric merged); on_train_result's on
+    # the driver, once per iteration. Ended episodes hold at most the steps sampled so far.
+    assert len(lengths) == 2
+    assert 0 < lengths[0] <= results[0]["num_env_steps_sampled_lifetime"]

@@ -63,3 +63,16 @@ def test_a_failing_service_call_raises_its_error_in_the_runner(two_runners: PPOC
         with pytest.raises(ZeroDivisionError, match="the service failed") as info:
             algo.train()
     assert any("on_episode_end" in note for note in info.value.__notes__)
+
+
+def test_envs_reach_services_through_their_env_context(two_runners: PPOConfig) -> None:
+    config = two_runners.environment(process_helpers.CountsResets)
+    starts: list[str] = []
+    with config.build() as algo:
+        algo.bus.services.provide("counter", process_helpers.GlobalCounter())
+        algo.bus.subscribe("on_episode_start", lambda *, event, **kw: starts.append(event.source))
+        algo.train()
+        resets = algo.bus.services.get("counter").get()
+    # Every reset the envs counted began an episode that every backend reports to observers.
+    assert resets == len(starts) > 0
+    assert set(starts) == {"env_runner:1", "env_runner:2"}
