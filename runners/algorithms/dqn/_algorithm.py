@@ -13,7 +13,8 @@ from hookbus.kernel import Bus, ConfigError
 
 from ..._algorithm import Algorithm
 from ..._checks import int_at_least
-from ..._config import COMMON_SETTINGS, AlgorithmConfig
+from ..._config import AlgorithmConfig
+from ..._settings import COMMON_SETTINGS
 from ._learner import TD_ERROR_LOSS_FNS, DQNLearner
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
 from ._transitions import NStepTransitions

@@ -12,7 +12,8 @@ import numpy as np
 from hookbus.kernel import ConfigError, Episode
 
 from ..._algorithm import Algorithm
-from ..._config import COMMON_SETTINGS, AlgorithmConfig
+from ..._config import AlgorithmConfig
+from ..._settings import COMMON_SETTINGS
 from ._learner import PPOLearner, Trajectory
 
 __all__ = ("PPO", "PPOConfig")
