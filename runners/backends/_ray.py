@@ -39,6 +39,7 @@ from ._worker import Worker
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
+    from ._base import EnvRunnerHandle
 
 __all__ = ("RayEnvRunner", "RunnerActor", "ensure_ray")
 
@@ -264,3 +265,7 @@ def _kill(handle: Any) -> None:
         ray.kill(handle, no_restart=True)
     except Exception:  # already dead, or Ray is shutting down: nothing left to end
         pass
+
+
+if TYPE_CHECKING:  # mypy checks that the class keeps the backend contract
+    _contract: type[EnvRunnerHandle] = RayEnvRunner
