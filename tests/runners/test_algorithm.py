@@ -97,16 +97,21 @@ class LogAcrobotAngle(Callback):
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
         theta1s = episode.custom_data["theta1"]
+        # Every env step fired on_episode_step, the last one too (RLlib's order).
+        assert len(theta1s) == len(episode)
+        checked.append(len(episode))
         avg_theta1 = np.mean(theta1s)
         metrics_logger.log_value("theta1_mean", avg_theta1, reduce="mean", window=50)
         all_means.append(float(avg_theta1))
 
 
 all_means: list[float] = []
+checked: list[int] = []
 
 
 def test_acrobot_theta1_metric_lands_under_env_runners() -> None:
     all_means.clear()
+    checked.clear()
     config = (
         PPOConfig()
         .environment("Acrobot-v1")
@@ -117,6 +122,7 @@ def test_acrobot_theta1_metric_lands_under_env_runners() -> None:
     with config.build() as algo:
         result = algo.train()
     assert len(all_means) >= 2
+    assert len(checked) == len(all_means)  # len(theta1s) == len(episode) held every time
     theta1_mean = result["env_runners"]["theta1_mean"]
     assert isinstance(theta1_mean, float)
     assert theta1_mean == pytest.approx(np.mean(all_means[-50:]))
