@@ -162,20 +162,26 @@ class Algorithm(SyncFacade):
             await self._timed_training_step()
             await evaluation.evaluate()
         self.training_iteration += 1
-        result = self._result()
-        if self._publisher.wants(TrainResult):
-            logged = results(self.metrics)
-            await self._publisher.publish(
-                TrainResult,
-                {"result": result},
-                training_iteration=self.training_iteration,
-                result=result,
-            )
-            # Metrics that on_train_result handlers logged belong to this iteration's result;
-            # what they wrote into `result` directly stays as they wrote it.
-            _apply_changes(result, logged, results(self.metrics))
-        await self._apply_env_task_fn(result)
-        self.metrics.reduce()  # close the iteration: per-iteration sums start again at 0
+        try:
+            result = self._result()
+            if self._publisher.wants(TrainResult):
+                logged = results(self.metrics)
+                await self._publisher.publish(
+                    TrainResult,
+                    {"result": result},
+                    training_iteration=self.training_iteration,
+                    result=result,
+                )
+                # Metrics that on_train_result handlers logged belong to this iteration's
+                # result; what they wrote into `result` directly stays as they wrote it. So do
+                # their errors under on_error="log".
+                _apply_changes(result, logged, results(self.metrics))
+                result["callbacks"] = {"errors": self._handler_errors()}
+            await self._apply_env_task_fn(result)
+        finally:
+            # Close the iteration even if a handler raised: per-iteration sums start again
+            # at 0, so the next result counts only its own steps.
+            self.metrics.reduce()
         return result
 
     async def _restore_env_runners(self) -> None:
@@ -347,11 +353,14 @@ class Algorithm(SyncFacade):
         runners = result.setdefault("env_runners", {})
         runners["num_healthy_env_runners"] = healthy
         runners["num_env_runner_restarts"] = restarts
-        # Handler errors counted on this bus, and in worker processes (their own buses).
+        result["callbacks"] = {"errors": self._handler_errors()}
+        return result
+
+    def _handler_errors(self) -> int:
+        """Count handler errors on this bus and on the remote runners' own buses."""
         groups = [self._env_runner_group, self.eval_env_runner_group]
         remote = sum(group.handler_errors() for group in groups if group is not None)
-        result["callbacks"] = {"errors": self.bus.statistics().errors + remote}
-        return result
+        return self.bus.statistics().errors + remote
 
     async def _apply_env_task_fn(self, result: dict[str, Any]) -> None:
         fn = self.config.env_task_fn

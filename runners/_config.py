@@ -303,8 +303,8 @@ class AlgorithmConfig(Generic[AlgorithmT]):
             int_at_least("rollout_fragment_length", self._rollout_fragment_length, 1)
         check_backend(self.backend)
         check_env_runners(self)
-        if not isinstance(self.lr, int | float) or not self.lr > 0:
-            raise ConfigError(f"lr must be a number > 0, got {self.lr!r}")
+        if not isinstance(self.lr, int | float) or not 0 < self.lr < math.inf:
+            raise ConfigError(f"lr must be a finite number > 0, got {self.lr!r}")
         if not isinstance(self.gamma, int | float) or not 0 <= self.gamma <= 1:
             raise ConfigError(f"gamma must be a number in [0, 1], got {self.gamma!r}")
         if self.seed is not None and (

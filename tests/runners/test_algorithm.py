@@ -236,8 +236,8 @@ def test_log_policy_counts_errors_in_results(small_ppo: PPOConfig) -> None:
         ("env_runners", {"num_env_runners": -1}, "num_env_runners must be an int >= 0, got -1"),
         ("env_runners", {"backend": "threads"}, "unknown backend 'threads'; allowed: 'inline'"),
         ("training", {"train_batch_size": 0}, "train_batch_size must be an int >= 1, got 0"),
-        ("training", {"lr": -1.0}, "lr must be a number > 0, got -1.0"),
-        ("training", {"minibatch_size": 0}, "bad PPO setting: .*minibatch_size"),
+        ("training", {"lr": -1.0}, "lr must be a finite number > 0, got -1.0"),
+        ("training", {"minibatch_size": 0}, "minibatch_size must be an int >= 1, got 0"),
     ],
 )
 def test_bad_configs_fail_at_build(

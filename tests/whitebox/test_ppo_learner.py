@@ -350,8 +350,8 @@ def test_get_state_returns_copies() -> None:
 @pytest.mark.parametrize(
     ("settings", "match"),
     [
-        ({"lr": -1e-3}, r"lr must be > 0, got -0\.001"),
-        ({"lr": float("nan")}, r"lr must be > 0, got nan"),
+        ({"lr": -1e-3}, r"lr must be a finite number > 0, got -0\.001"),
+        ({"lr": float("nan")}, r"lr must be a finite number > 0, got nan"),
         ({"gamma": 1.5}, r"gamma must be in \[0, 1\], got 1\.5"),
         ({"lambda_": -0.1}, r"lambda_ must be in \[0, 1\], got -0\.1"),
         ({"clip_param": 0.0}, r"clip_param must be > 0, got 0\.0"),

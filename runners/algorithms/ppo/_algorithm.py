@@ -12,6 +12,7 @@ import numpy as np
 from hookbus.kernel import ConfigError, Episode
 
 from ..._algorithm import Algorithm
+from ..._checks import int_at_least
 from ..._config import AlgorithmConfig
 from ..._settings import COMMON_SETTINGS
 from ._learner import PPOLearner, Trajectory
@@ -40,6 +41,36 @@ class PPOConfig(AlgorithmConfig["PPO"]):
         **COMMON_SETTINGS,
         "training": {**COMMON_SETTINGS["training"], **_PPO_TRAINING},
     }
+
+    # Declared for type checkers; set from the sections in __init__.
+    lambda_: float
+    clip_param: float
+    vf_clip_param: float
+    vf_loss_coeff: float
+    entropy_coeff: float
+    kl_coeff: float
+    kl_target: float
+    use_kl_loss: bool
+    num_epochs: int
+    minibatch_size: int
+    grad_clip: float | None
+
+    def validate(self) -> None:
+        """Check the common settings, then PPO's, before anything starts."""
+        super().validate()
+        # Finite, or the weights silently turn NaN (vf_clip_param's inf means "no clipping").
+        for name in ("lambda_", "clip_param", "vf_loss_coeff", "entropy_coeff", "kl_coeff"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{name} must be a finite number, got {value!r}")
+            if not math.isfinite(value):
+                raise ConfigError(f"{name} must be a finite number, got {value!r}")
+        int_at_least("minibatch_size", self.minibatch_size, 1)
+        if self.minibatch_size > self.train_batch_size:
+            raise ConfigError(
+                f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
+                f"({self.train_batch_size}); lower minibatch_size or raise train_batch_size"
+            )
 
 
 class EpisodePPOLearner(PPOLearner):

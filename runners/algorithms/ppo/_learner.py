@@ -249,7 +249,7 @@ class PPOLearner:
         ``seed`` fixes the initial weights and the minibatch shuffling: two learners built
         and updated alike stay bit-identical. ``dtype`` is the module's float type.
         """
-        _check("lr", lr, lr > 0, "> 0")
+        _check("lr", lr, 0 < lr < math.inf, "a finite number > 0")
         _check("gamma", gamma, 0 <= gamma <= 1, "in [0, 1]")
         _check("lambda_", lambda_, 0 <= lambda_ <= 1, "in [0, 1]")
         _check("clip_param", clip_param, clip_param > 0, "> 0")
