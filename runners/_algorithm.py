@@ -9,8 +9,9 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import numpy as np
 
-from hookbus.events import AlgorithmInit, CheckpointLoaded, EnvRunnersRecreated, TrainResult
+from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult
 from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger, results
 
@@ -87,6 +88,18 @@ class Algorithm(SyncFacade):
         ``env_runners`` and the learner's under ``learners``, as PPO and DQN do.
         """
         raise NotImplementedError
+
+    def learner_settings(self) -> dict[str, Any]:
+        """Return the learner settings every algorithm shares: ``lr``, ``gamma``,
+        ``model_hiddens`` and ``seed`` (a fresh random one when the config sets none)."""
+        c = self.config
+        seed = c.seed if c.seed is not None else int(np.random.default_rng().integers(2**31))
+        return {
+            "lr": c.lr,
+            "gamma": c.gamma,
+            "model_hiddens": tuple(c.model["fcnet_hiddens"]),
+            "seed": seed,
+        }
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return algorithm-specific state for checkpoints (plain data and numpy arrays)."""
@@ -190,15 +203,9 @@ class Algorithm(SyncFacade):
         As RLlib's ``restore_env_runners()`` before each training step: the restarted
         runners get the learner's current weights, then ``on_env_runners_recreated`` fires.
         """
-        group = self.env_runner_group
-        restored = await group.restore_env_runners(self.learner.module.get_state())
-        if restored:
-            await self._publisher.publish(
-                EnvRunnersRecreated,
-                {"env_runner_group": group, "env_runner_indices": restored, "is_evaluation": False},
-                env_runner_indices=restored,
-                is_evaluation=False,
-            )
+        await self.env_runner_group.restore_and_announce(
+            self.learner.module.get_state(), self._publisher, is_evaluation=False
+        )
 
     async def _timed_training_step(self) -> None:
         with self.metrics.log_time(("timers", "training_iteration")):

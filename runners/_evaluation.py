@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from hookbus.events import EnvRunnersRecreated, EvaluateEnd, EvaluateStart
+from hookbus.events import EvaluateEnd, EvaluateStart
 from hookbus.kernel import Bus, Publisher
 from hookbus.metrics import MetricsLogger, results
 
@@ -131,14 +131,7 @@ class Evaluation:
         assert group is not None, "setup() comes first"
         if weights is None:
             weights = algorithm.learner.module.get_state()
-        restored = await group.restore_env_runners(weights)
-        if restored:
-            await self._publisher.publish(
-                EnvRunnersRecreated,
-                {"env_runner_group": group, "env_runner_indices": restored, "is_evaluation": True},
-                env_runner_indices=restored,
-                is_evaluation=True,
-            )
+        await group.restore_and_announce(weights, self._publisher, is_evaluation=True)
         self._module.set_state(weights)
         await group.sync_weights(weights)
         await self._publisher.publish(

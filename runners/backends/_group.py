@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from hookbus.kernel import Bus, Episode
+from hookbus.events import EnvRunnersRecreated
+from hookbus.kernel import Bus, Episode, Publisher
 
 from .._env_runner import EnvRunner
 from .._loop import LoopThread, run_sync
@@ -193,6 +194,24 @@ class EnvRunnerGroup:
             return []
         restarted = await gather([functools.partial(self._restart, i, weights) for i in due])
         return [index for index, ok in zip(due, restarted, strict=True) if ok]
+
+    async def restore_and_announce(
+        self, weights: dict[str, Any], publisher: Publisher, *, is_evaluation: bool
+    ) -> list[int]:
+        """Restart what ``restore_env_runners()`` may; publish ``on_env_runners_recreated``."""
+        restored = await self.restore_env_runners(weights)
+        if restored:
+            await publisher.publish(
+                EnvRunnersRecreated,
+                {
+                    "env_runner_group": self,
+                    "env_runner_indices": restored,
+                    "is_evaluation": is_evaluation,
+                },
+                env_runner_indices=restored,
+                is_evaluation=is_evaluation,
+            )
+        return restored
 
     async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
         runner = self.remote_env_runners[worker_index - 1]

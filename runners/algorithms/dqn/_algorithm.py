@@ -7,7 +7,6 @@ import time
 from typing import Any, ClassVar, Self
 
 import anyio
-import numpy as np
 
 from hookbus.kernel import Bus, ConfigError
 
@@ -191,16 +190,10 @@ class DQN(Algorithm):
 
     def build_learner(self, observation_space: Any, action_space: Any) -> Any:
         """Build the DQNLearner from the config's training settings."""
-        c = self.config
+        settings = {name: getattr(self.config, name) for name in _LEARNER_SETTINGS}
         try:
             return DQNLearner(
-                observation_space,
-                action_space,
-                lr=c.lr,
-                gamma=c.gamma,
-                model_hiddens=tuple(c.model["fcnet_hiddens"]),
-                seed=c.seed if c.seed is not None else int(np.random.default_rng().integers(2**31)),
-                **{name: getattr(c, name) for name in _LEARNER_SETTINGS},
+                observation_space, action_space, **self.learner_settings(), **settings
             )
         except ValueError as exc:
             raise ConfigError(f"bad DQN setting: {exc}") from exc

@@ -84,10 +84,6 @@ class EpisodePPOLearner(PPOLearner):
         return super().update(trajectories)
 
 
-def _fresh_seed() -> int:
-    return int(np.random.default_rng().integers(2**31))
-
-
 def _trajectory(episode: Episode) -> Trajectory:
     return Trajectory(
         observations=np.asarray(episode.observations),
@@ -102,17 +98,10 @@ class PPO(Algorithm):
 
     def build_learner(self, observation_space: Any, action_space: Any) -> Any:
         """Build the PPOLearner from the config's training settings."""
-        c = self.config
-        settings = {name: getattr(c, name) for name in _PPO_TRAINING}
+        settings = {name: getattr(self.config, name) for name in _PPO_TRAINING}
         try:
             return EpisodePPOLearner(
-                observation_space,
-                action_space,
-                lr=c.lr,
-                gamma=c.gamma,
-                model_hiddens=tuple(c.model["fcnet_hiddens"]),
-                seed=c.seed if c.seed is not None else _fresh_seed(),
-                **settings,
+                observation_space, action_space, **self.learner_settings(), **settings
             )
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc
