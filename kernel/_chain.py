@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._errors import ConfigError
+
 __all__ = ("Handler", "compile_chain", "is_async_callable")
 
 
@@ -97,7 +99,11 @@ def compile_chain(
     calls = []
     for i, h in enumerate(handlers):
         call = f"h{i}({kwargs_all if h.takes_live else 'event'})"
-        calls.append(f"await {call}" if h.is_async else call)
+        # A sync handler's result is looked at only when it is not None: a sync wrapper
+        # (a decorator, a lambda) around an async function returns a coroutine that would
+        # otherwise never run, silently. One comparison per call; bench/dispatch.py.
+        sync_call = f"_r = {call}; _r is None or _sync({i}, _r)"
+        calls.append(f"await {call}" if h.is_async else sync_call)
 
     lines = [
         f"{'async ' if is_async else ''}def dispatch_{hook}"
@@ -122,7 +128,23 @@ def compile_chain(
             "        _failed(exc, _handlers[index])",
             "        raise",
         ]
-    namespace: dict[str, Any] = {**names, "_failed": failed, "_handlers": tuple(handlers)}
+
+    def sync_result(index: int, result: object) -> None:
+        if inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()  # it will never run: no "never awaited" warning on top
+            raise ConfigError(
+                f"handler {handlers[index].name} of hook {hook!r} is not async but returned "
+                f"{type(result).__name__} {result!r}, which would never run; define the "
+                f"handler with 'async def' (or give its class an 'async def __call__')"
+            )
+
+    namespace: dict[str, Any] = {
+        **names,
+        "_failed": failed,
+        "_handlers": tuple(handlers),
+        "_sync": sync_result,
+    }
     exec(compile("\n".join(lines), f"<hookbus chain {hook}>", "exec"), namespace)
     fn: Callable[..., Any] = namespace[f"dispatch_{hook}"]
     return fn

@@ -218,6 +218,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _recorder(path: str, format: str | None) -> Recorder:
+    if Path(path).is_dir():
+        raise UsageError(f"--record {path!r} is a directory; give a file path, e.g. run.msgpack")
     if format is None:
         format = RECORDING_FORMATS.get(Path(path).suffix)
         if format is None:
@@ -302,6 +304,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _read_header(path: str) -> RecordingHeader:
+    if Path(path).is_dir():
+        raise UsageError(f"{path!r} is a directory; give the path of a recording file in it")
     if not Path(path).is_file():
         raise UsageError(f"no such file {path!r}")
     try:

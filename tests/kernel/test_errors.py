@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hookbus.events import EpisodeEnd, TrainResult
-from hookbus.kernel import Bus, Callback
+from hookbus.kernel import Bus, Callback, ConfigError
 
 pytestmark = pytest.mark.anyio
 
@@ -68,3 +68,54 @@ async def test_base_exceptions_are_never_swallowed_by_the_log_policy() -> None:
     bus = Bus(Exit, on_error="log")
     with pytest.raises(KeyboardInterrupt):
         await bus.publish(EpisodeEnd())
+
+
+def sync_wrapper(fn: Any) -> Any:
+    """A decorator that forgets ``async``: its wrapper returns the coroutine, unawaited."""
+
+    def wrapper(**kwargs: Any) -> Any:
+        return fn(**kwargs)
+
+    return wrapper
+
+
+async def test_a_sync_handler_returning_a_coroutine_is_an_error_not_a_silent_skip() -> None:
+    ran: list[str] = []
+
+    async def log_end(**kwargs: Any) -> None:
+        ran.append("never")
+
+    bus = Bus(on_episode_end=[sync_wrapper(log_end), lambda **kw: ran.append("after")])
+    # No "coroutine was never awaited" warning either (filterwarnings=error would fail it).
+    with pytest.raises(ConfigError, match=r"wrapper of hook 'on_episode_end' is not async") as info:
+        await bus.publish(EpisodeEnd())
+    assert "async def" in str(info.value)
+    assert info.value.__notes__[0].endswith("wrapper of hook 'on_episode_end'")
+    assert ran == []
+    assert bus.statistics().errors == 1
+
+
+async def test_a_sync_handler_returning_a_coroutine_is_counted_under_the_log_policy(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ran: list[str] = []
+
+    async def on_result(**kwargs: Any) -> None:
+        ran.append("never")
+
+    bus = Bus(on_error="log", on_train_result=[sync_wrapper(on_result), async_noop])
+    with caplog.at_level(logging.ERROR, logger="hookbus"):
+        await bus.publish(TrainResult())
+    assert bus.statistics().errors_by_hook == {"on_train_result": 1}
+    assert ran == []
+    assert "returned coroutine" in caplog.records[0].getMessage()
+
+
+async def test_sync_handlers_may_return_plain_values() -> None:
+    bus = Bus(on_episode_end=[lambda **kw: 42, lambda **kw: "ignored"])
+    await bus.publish(EpisodeEnd())
+    assert bus.statistics().errors == 0
+
+
+async def async_noop(**kwargs: Any) -> None:
+    pass

@@ -104,6 +104,9 @@ def test_replay_prints_the_callbacks_metrics(
         (["train", "--env", "CartPole-v1", "--callbacks", "noseparator"], "is not module:Class"),
         (["inspect", "/no/such/file"], "no such file"),
         (["replay", "/no/such/file"], "no such file"),
+        (["inspect", "/"], "'/' is a directory; give the path of a recording file in it"),
+        (["replay", "/tmp"], "'/tmp' is a directory"),
+        (["train", "--env", "CartPole-v1", "--record", "/tmp"], "--record '/tmp' is a directory"),
         # Option values argparse refuses: one line (no usage block) naming the option.
         (["train", "--env", "CartPole-v1", "--iterations", "abc"], "--iterations"),
         (["train", "--env", "CartPole-v1", "--iterations", "0"], "--iterations"),
