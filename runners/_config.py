@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import difflib
 import math
-from collections.abc import Callable
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
 from hookbus.kernel import Bus, ConfigError, check_callbacks
 
@@ -20,7 +20,21 @@ from ._checks import (
 )
 from ._env import check_env
 from ._exploration import check_exploration_config
-from ._settings import COMMON_SETTINGS
+from ._settings import (
+    NOT_SET,
+    DebuggingSettings,
+    EnvironmentSettings,
+    EnvRunnersSettings,
+    EvaluationSettings,
+    FaultToleranceSettings,
+    ReportingSettings,
+    Settings,
+    TrainingSettings,
+    check_names,
+    convert_section,
+    defaults,
+    given,
+)
 from .backends import check_backend
 
 __all__ = ("DURATION_UNITS", "AlgorithmConfig")
@@ -29,14 +43,19 @@ AlgorithmT = TypeVar("AlgorithmT")
 
 # Settings that evaluation_config cannot override: the evaluation section itself (it steers
 # the Algorithm, not the runners) and the evaluation runners' count, which has its own name.
-_NOT_OVERRIDABLE = {*COMMON_SETTINGS["evaluation"], "num_env_runners"}
+_NOT_OVERRIDABLE = {
+    *EvaluationSettings.__struct_fields__,
+    *ReportingSettings.__struct_fields__,
+    "num_env_runners",
+}
 
 
 class AlgorithmConfig(Generic[AlgorithmT]):
     """Collect an Algorithm's settings with chained calls, then ``build()`` it.
 
-    Each method takes its section's settings by keyword (``training(lr=1e-3)``); a name the
-    section does not have is a ConfigError at once, with the allowed names. Values are
+    Each method takes its section's settings as typed keywords (``training(lr=1e-3)``), with
+    RLlib's names; ``sections`` maps each section to the struct of its names, types and
+    defaults, through which config files and ``update_from_dict`` decode. Values are
     checked by ``validate()``, which ``build()`` runs. Read a setting as an attribute
     (``config.train_batch_size``); ``config.in_evaluation`` tells evaluation runners apart.
 
@@ -47,7 +66,16 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     """The Algorithm class ``build()`` makes (each algorithm's config sets it)."""
     default_exploration_config: ClassVar[dict[str, Any]] = {"type": "StochasticSampling"}
     """What ``exploration_config=None`` means for this algorithm."""
-    _sections: ClassVar[dict[str, dict[str, Any]]] = COMMON_SETTINGS
+    sections: ClassVar[dict[str, type[Settings]]] = {
+        "environment": EnvironmentSettings,
+        "env_runners": EnvRunnersSettings,
+        "training": TrainingSettings,
+        "debugging": DebuggingSettings,
+        "evaluation": EvaluationSettings,
+        "fault_tolerance": FaultToleranceSettings,
+        "reporting": ReportingSettings,
+    }
+    """Each section's settings: names, types and defaults (see ``_settings``)."""
 
     # Declared for type checkers; set from the sections in __init__.
     env: Any
@@ -84,12 +112,14 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     delay_between_env_runner_restarts_s: float
     restart_failed_sub_environments: bool
     env_runner_health_probe_timeout_s: float
+    logdir: str | None
+    tensorboard: bool | None
 
     def __init__(self) -> None:
         self._rollout_fragment_length: int | str = "auto"
-        for settings in self._sections.values():
-            for name, default in settings.items():
-                setattr(self, name, copy.deepcopy(default))
+        for section in self.sections.values():
+            for name, default in defaults(section).items():
+                setattr(self, name, default)
         self.in_evaluation = False
         self.callbacks_class: list[Any] = []
         self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
@@ -98,46 +128,101 @@ class AlgorithmConfig(Generic[AlgorithmT]):
 
     # --- the builder ------------------------------------------------------------------------
 
-    def environment(self, env: Any = None, **settings: Any) -> Self:
-        """Set ``env`` (a registered id, an Env class or a creator), ``env_config``, ...
+    def environment(
+        self,
+        env: Any = NOT_SET,
+        *,
+        env_config: dict[str, Any] = NOT_SET,
+        env_task_fn: Callable[..., Any] | None = NOT_SET,
+    ) -> Self:
+        """Set ``env`` (a registered id, an Env class or a creator) and ``env_config``.
 
         ``env_task_fn(train_results, task_settable_env, env_context) -> task`` sets every
         ``TaskSettableEnv`` sub-env's task after each training iteration (curricula).
         """
-        if env is not None:
-            settings["env"] = env
-        return self._update("environment", settings)
+        return self._update("environment", given(locals()))
 
-    def env_runners(self, **settings: Any) -> Self:
-        """Set ``num_env_runners``, ``num_envs_per_env_runner``, ``backend``, ``explore``, ...
+    def env_runners(
+        self,
+        *,
+        num_env_runners: int = NOT_SET,
+        num_envs_per_env_runner: int = NOT_SET,
+        backend: str = NOT_SET,
+        rollout_fragment_length: int | Literal["auto"] = NOT_SET,
+        explore: bool = NOT_SET,
+        exploration_config: dict[str, Any] | None = NOT_SET,
+        metrics_num_episodes_for_smoothing: int = NOT_SET,
+        sample_timeout_s: float | None = NOT_SET,
+        num_cpus_per_env_runner: float = NOT_SET,
+    ) -> Self:
+        """Set how many EnvRunners sample, with how many envs each, on which backend.
 
         ``sample_timeout_s`` (RLlib's): how long a remote runner may take for one training
         ``sample()`` before it counts as failed (None: no limit); docs/scaling.md#fault-tolerance.
         ``num_cpus_per_env_runner`` (RLlib's, default 1): the CPUs each Ray actor reserves.
         """
-        return self._update("env_runners", settings)
+        return self._update("env_runners", given(locals()))
 
-    def training(self, **settings: Any) -> Self:
-        """Set ``lr``, ``gamma``, ``train_batch_size`` and the algorithm's own settings."""
-        return self._update("training", settings)
+    def training(
+        self,
+        *,
+        lr: float = NOT_SET,
+        gamma: float = NOT_SET,
+        train_batch_size: int = NOT_SET,
+        model: dict[str, Any] = NOT_SET,
+        learner_class: type | None = NOT_SET,
+    ) -> Self:
+        """Set ``lr``, ``gamma``, ``train_batch_size``, ``model`` and ``learner_class``.
 
-    def debugging(self, **settings: Any) -> Self:
+        Each algorithm's config adds its own settings (``PPOConfig.training(clip_param=...)``).
+        """
+        return self._update("training", given(locals()))
+
+    def debugging(self, *, seed: int | None = NOT_SET) -> Self:
         """Set ``seed`` (runs with the same seed and settings are reproducible)."""
-        return self._update("debugging", settings)
+        return self._update("debugging", given(locals()))
 
-    def evaluation(self, **settings: Any) -> Self:
-        """Set ``evaluation_interval``, ``evaluation_duration``, ``evaluation_config``, ...
+    def evaluation(
+        self,
+        *,
+        evaluation_interval: int | None = NOT_SET,
+        evaluation_duration: int | Literal["auto"] = NOT_SET,
+        evaluation_duration_unit: Literal["episodes", "timesteps"] = NOT_SET,
+        evaluation_sample_timeout_s: float = NOT_SET,
+        evaluation_auto_duration_min_env_steps_per_sample: int = NOT_SET,
+        evaluation_auto_duration_max_env_steps_per_sample: int = NOT_SET,
+        evaluation_parallel_to_training: bool = NOT_SET,
+        evaluation_config: dict[str, Any] | None = NOT_SET,
+        evaluation_num_env_runners: int = NOT_SET,
+        custom_evaluation_function: Callable[..., Any] | None = NOT_SET,
+        enable_async_evaluation: bool = NOT_SET,
+    ) -> Self:
+        """Set when and how long to evaluate: RLlib's settings (docs/evaluation.md)."""
+        return self._update("evaluation", given(locals()))
 
-        RLlib's evaluation settings; docs/evaluation.md explains each and its default.
+    def fault_tolerance(
+        self,
+        *,
+        restart_failed_env_runners: bool = NOT_SET,
+        ignore_env_runner_failures: bool = NOT_SET,
+        max_num_env_runner_restarts: int = NOT_SET,
+        delay_between_env_runner_restarts_s: float = NOT_SET,
+        restart_failed_sub_environments: bool = NOT_SET,
+        env_runner_health_probe_timeout_s: float = NOT_SET,
+    ) -> Self:
+        """Set how failed EnvRunners are restarted: RLlib's settings (docs/scaling.md)."""
+        return self._update("fault_tolerance", given(locals()))
+
+    def reporting(
+        self, *, logdir: str | None = NOT_SET, tensorboard: bool | None = NOT_SET
+    ) -> Self:
+        """Set the run directory ``logdir`` that results are written to (docs/outputs.md).
+
+        With a ``logdir``, the Algorithm's bus gets the output writers: ``params.json``,
+        ``result.jsonl``, ``progress.csv``, and TensorBoard files when ``tensorboard`` is
+        True (which needs ``hookbus[tensorboard]``) or None and tensorboardX is installed.
         """
-        return self._update("evaluation", settings)
-
-    def fault_tolerance(self, **settings: Any) -> Self:
-        """Set ``restart_failed_env_runners``, ``max_num_env_runner_restarts``, ... (RLlib's).
-
-        RLlib's names and defaults; docs/scaling.md#fault-tolerance explains each.
-        """
-        return self._update("fault_tolerance", settings)
+        return self._update("reporting", given(locals()))
 
     def callbacks(
         self,
@@ -169,14 +254,8 @@ class AlgorithmConfig(Generic[AlgorithmT]):
         return self
 
     def _update(self, section: str, settings: dict[str, Any]) -> Self:
-        allowed = self._sections[section]
+        check_names(section, self.sections[section], settings, "")
         for name, value in settings.items():
-            if name not in allowed:
-                close = difflib.get_close_matches(name, allowed, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ConfigError(
-                    f"unknown {section}() setting {name!r}{hint}; allowed: {', '.join(allowed)}"
-                )
             setattr(self, name, value)
         return self
 
@@ -203,11 +282,10 @@ class AlgorithmConfig(Generic[AlgorithmT]):
     def copy(self) -> Self:
         """Return an independent copy (callback instances and functions are shared)."""
         new = copy.copy(self)
-        for settings in self._sections.values():
-            for name in settings:
-                value = getattr(self, name)
-                if isinstance(value, dict | list):
-                    setattr(new, name, copy.deepcopy(value))
+        for name in self._setting_names():
+            value = getattr(self, name)
+            if isinstance(value, dict | list):
+                setattr(new, name, copy.deepcopy(value))
         new.callbacks_class = list(self.callbacks_class)
         new.callbacks_per_hook = {k: list(v) for k, v in self.callbacks_per_hook.items()}
         return new
@@ -223,12 +301,7 @@ class AlgorithmConfig(Generic[AlgorithmT]):
             raise ConfigError(
                 f"evaluation_config must be a dict of setting overrides or None, got {overrides!r}"
             )
-        allowed = [
-            name
-            for settings in self._sections.values()
-            for name in settings
-            if name not in _NOT_OVERRIDABLE
-        ]
+        allowed = [name for name in self._setting_names() if name not in _NOT_OVERRIDABLE]
         unknown = [name for name in overrides if name not in allowed]
         if unknown:
             named = ", ".join(f"{name!r}{_override_hint(name, allowed)}" for name in unknown)
@@ -249,10 +322,58 @@ class AlgorithmConfig(Generic[AlgorithmT]):
                 name: self._rollout_fragment_length
                 if name == "rollout_fragment_length"
                 else getattr(self, name)
-                for name in settings
+                for name in settings.__struct_fields__
             }
-            for section, settings in self._sections.items()
+            for section, settings in self.sections.items()
         }
+
+    def update_from_dict(self, settings: Mapping[str, Any], *, where: str = "") -> Self:
+        """Set settings from data: ``{"training": {"lr": 1e-3}}`` or flat ``{"lr": 1e-3}``.
+
+        Values are decoded through the sections' types, as a config file's are: a name no
+        section has, or a value of the wrong type, is a ConfigError naming it (prefixed with
+        ``where``, e.g. the file). ``"training.lr"`` names a setting with its section.
+        """
+        by_section: dict[str, dict[str, Any]] = {}
+        for key, value in settings.items():
+            section, name = self._locate(key, value, where)
+            if name is None:
+                if not isinstance(value, Mapping):
+                    prefix = f"{where}: " if where else ""
+                    raise ConfigError(
+                        f"{prefix}section {section!r} must be a table of settings, got {value!r}"
+                    )
+                by_section.setdefault(section, {}).update(value)
+            else:
+                by_section.setdefault(section, {})[name] = value
+        for section, values in by_section.items():
+            # Through the section's method: it may merge (DQN's replay_buffer_config).
+            getattr(self, section)(
+                **convert_section(section, self.sections[section], values, where)
+            )
+        return self
+
+    def _locate(self, key: str, value: Any, where: str) -> tuple[str, str | None]:
+        """Return (section, setting) for a key of ``update_from_dict``; setting None: a table."""
+        if key in self.sections:
+            return key, None
+        section, dot, name = key.rpartition(".")
+        if dot and section in self.sections:
+            return section, name
+        for section, fields in self.sections.items():
+            if key in fields.__struct_fields__:
+                return section, key
+        allowed = [*self.sections, *self._setting_names()]
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        prefix = f"{where}: " if where else ""
+        raise ConfigError(
+            f"{prefix}unknown setting {key!r}{hint}; a section ({', '.join(self.sections)}) "
+            f"or a setting of one"
+        )
+
+    def _setting_names(self) -> list[str]:
+        return [name for s in self.sections.values() for name in s.__struct_fields__]
 
     # --- RLlib's switches, with hookbus's one setting each ----------------------------------
 

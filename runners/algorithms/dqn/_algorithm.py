@@ -1,4 +1,4 @@
-"""DQN: the config with DQN's settings, episode chunks to transitions, and the Algorithm."""
+"""DQN: the Algorithm, turning episode chunks into replayed transitions."""
 
 from __future__ import annotations
 
@@ -13,32 +13,14 @@ from hookbus.kernel import Bus, ConfigError
 from ..._algorithm import Algorithm
 from ..._checks import int_at_least
 from ..._config import AlgorithmConfig
-from ..._settings import COMMON_SETTINGS
+from ..._settings import NOT_SET, Settings, given
 from ._learner import TD_ERROR_LOSS_FNS, DQNLearner
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
+from ._settings import DQNEvaluationSettings, DQNReportingSettings, DQNTrainingSettings
 from ._transitions import NStepTransitions
 
 __all__ = ("DQN", "DQNConfig")
 
-_DQN_TRAINING: dict[str, Any] = {
-    "target_network_update_freq": 500,
-    "tau": 1.0,
-    "replay_buffer_config": {
-        "type": "PrioritizedReplayBuffer",
-        "capacity": 50_000,
-        "alpha": 0.6,
-        "beta": 0.4,
-    },
-    "store_buffer_in_checkpoints": False,
-    "num_steps_sampled_before_learning_starts": 1000,
-    "training_intensity": None,
-    "double_q": True,
-    "dueling": True,
-    "n_step": 3,  # RLlib: 1; see docs/dqn.md
-    "td_error_loss_fn": "huber",
-    "grad_clip": 40.0,
-    "adam_epsilon": 1e-8,
-}
 _LEARNER_SETTINGS = ("double_q", "dueling", "td_error_loss_fn", "grad_clip", "adam_epsilon")
 _BUFFER_SEED_KEY = 0xB0FF  # seeds the buffer apart from the runners ([seed, worker_index])
 _TIMERS = (
@@ -64,18 +46,11 @@ class DQNConfig(AlgorithmConfig["DQN"]):
         "final_epsilon": 0.02,
         "epsilon_timesteps": 10_000,
     }
-    _sections: ClassVar[dict[str, dict[str, Any]]] = {
-        **COMMON_SETTINGS,
-        "env_runners": {**COMMON_SETTINGS["env_runners"], "rollout_fragment_length": "auto"},
-        "training": {
-            **COMMON_SETTINGS["training"],
-            "lr": 5e-4,
-            "train_batch_size": 32,
-            **_DQN_TRAINING,
-        },
-        "reporting": {"min_sample_timesteps_per_iteration": 1000},
-        # As RLlib's DQN: evaluate the greedy policy, without epsilon's random actions.
-        "evaluation": {**COMMON_SETTINGS["evaluation"], "evaluation_config": {"explore": False}},
+    sections: ClassVar[dict[str, type[Settings]]] = {
+        **AlgorithmConfig.sections,
+        "training": DQNTrainingSettings,
+        "evaluation": DQNEvaluationSettings,
+        "reporting": DQNReportingSettings,
     }
 
     # Declared for type checkers; set from the sections in __init__.
@@ -93,18 +68,45 @@ class DQNConfig(AlgorithmConfig["DQN"]):
     adam_epsilon: float
     min_sample_timesteps_per_iteration: int
 
-    def training(self, **settings: Any) -> Self:
-        """Set ``lr``, ``train_batch_size``, ``target_network_update_freq``, ... (RLlib's names)."""
+    def training(
+        self,
+        *,
+        lr: float = NOT_SET,
+        gamma: float = NOT_SET,
+        train_batch_size: int = NOT_SET,
+        model: dict[str, Any] = NOT_SET,
+        learner_class: type | None = NOT_SET,
+        target_network_update_freq: int = NOT_SET,
+        tau: float = NOT_SET,
+        replay_buffer_config: dict[str, Any] = NOT_SET,
+        store_buffer_in_checkpoints: bool = NOT_SET,
+        num_steps_sampled_before_learning_starts: int = NOT_SET,
+        training_intensity: float | None = NOT_SET,
+        double_q: bool = NOT_SET,
+        dueling: bool = NOT_SET,
+        n_step: int = NOT_SET,
+        td_error_loss_fn: str = NOT_SET,
+        grad_clip: float | None = NOT_SET,
+        adam_epsilon: float = NOT_SET,
+    ) -> Self:
+        """Set the common training settings and DQN's (RLlib's names; docs/dqn.md)."""
+        settings = given(locals())
         new = settings.get("replay_buffer_config")
         if isinstance(new, dict):
             old = self.replay_buffer_config
             if new.get("type", old.get("type")) == old.get("type"):
                 settings["replay_buffer_config"] = {**old, **new}
-        return super().training(**settings)
+        return self._update("training", settings)
 
-    def reporting(self, **settings: Any) -> Self:
-        """Set ``min_sample_timesteps_per_iteration`` (env steps one ``train()`` samples)."""
-        return self._update("reporting", settings)
+    def reporting(
+        self,
+        *,
+        logdir: str | None = NOT_SET,
+        tensorboard: bool | None = NOT_SET,
+        min_sample_timesteps_per_iteration: int = NOT_SET,
+    ) -> Self:
+        """Set the run directory, and ``min_sample_timesteps_per_iteration`` (docs/dqn.md)."""
+        return self._update("reporting", given(locals()))
 
     @property
     def rollout_fragment_length(self) -> int:

@@ -1,10 +1,10 @@
-"""PPO: the config with PPO's settings, and the Algorithm that trains a PPOLearner."""
+"""PPO: the Algorithm that trains a PPOLearner on the EnvRunners' episodes."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import anyio
 import numpy as np
@@ -14,38 +14,25 @@ from hookbus.kernel import ConfigError, Episode
 from ..._algorithm import Algorithm
 from ..._checks import int_at_least
 from ..._config import AlgorithmConfig
-from ..._settings import COMMON_SETTINGS
+from ..._settings import NOT_SET, Settings, given
 from ._learner import PPOLearner, Trajectory
+from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
 
 __all__ = ("PPO", "PPOConfig")
-
-_PPO_TRAINING = {
-    "lambda_": 0.95,
-    "clip_param": 0.2,
-    "vf_clip_param": math.inf,
-    "vf_loss_coeff": 1.0,
-    "entropy_coeff": 0.0,
-    "kl_coeff": 0.2,
-    "kl_target": 0.01,
-    "use_kl_loss": True,
-    "num_epochs": 10,
-    "minibatch_size": 128,
-    "grad_clip": None,
-}
 
 
 class PPOConfig(AlgorithmConfig["PPO"]):
     """Configure PPO: RLlib's setting names; defaults tuned for CartPole (see docs/runners.md)."""
 
-    _sections: ClassVar[dict[str, dict[str, Any]]] = {
-        **COMMON_SETTINGS,
-        "training": {**COMMON_SETTINGS["training"], **_PPO_TRAINING},
+    sections: ClassVar[dict[str, type[Settings]]] = {
+        **AlgorithmConfig.sections,
+        "training": PPOTrainingSettings,
     }
 
     # Declared for type checkers; set from the sections in __init__.
     lambda_: float
     clip_param: float
-    vf_clip_param: float
+    vf_clip_param: float | None
     vf_loss_coeff: float
     entropy_coeff: float
     kl_coeff: float
@@ -55,10 +42,33 @@ class PPOConfig(AlgorithmConfig["PPO"]):
     minibatch_size: int
     grad_clip: float | None
 
+    def training(
+        self,
+        *,
+        lr: float = NOT_SET,
+        gamma: float = NOT_SET,
+        train_batch_size: int = NOT_SET,
+        model: dict[str, Any] = NOT_SET,
+        learner_class: type | None = NOT_SET,
+        lambda_: float = NOT_SET,
+        clip_param: float = NOT_SET,
+        vf_clip_param: float | None = NOT_SET,
+        vf_loss_coeff: float = NOT_SET,
+        entropy_coeff: float = NOT_SET,
+        kl_coeff: float = NOT_SET,
+        kl_target: float = NOT_SET,
+        use_kl_loss: bool = NOT_SET,
+        num_epochs: int = NOT_SET,
+        minibatch_size: int = NOT_SET,
+        grad_clip: float | None = NOT_SET,
+    ) -> Self:
+        """Set the common training settings and PPO's (RLlib's names; docs/runners.md)."""
+        return self._update("training", given(locals()))
+
     def validate(self) -> None:
         """Check the common settings, then PPO's, before anything starts."""
         super().validate()
-        # Finite, or the weights silently turn NaN (vf_clip_param's inf means "no clipping").
+        # Finite, or the weights silently turn NaN (vf_clip_param may be None or inf: no clipping).
         for name in ("lambda_", "clip_param", "vf_loss_coeff", "entropy_coeff", "kl_coeff"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -98,7 +108,7 @@ class PPO(Algorithm):
 
     def build_learner(self, observation_space: Any, action_space: Any) -> Any:
         """Build the PPOLearner from the config's training settings."""
-        settings = {name: getattr(self.config, name) for name in _PPO_TRAINING}
+        settings = {name: getattr(self.config, name) for name in PPO_LEARNER_SETTINGS}
         try:
             return EpisodePPOLearner(
                 observation_space, action_space, **self.learner_settings(), **settings

@@ -196,7 +196,7 @@ class PPOLearner:
     Settings keep the names of RLlib's ``PPOConfig.training()``; defaults are tuned for
     CartPole-v1 (``bench/learning.py`` reaches a mean return of 450 with them) and
     differ from RLlib's where RLlib's are slow there (``lr=5e-5``, ``lambda_=1.0``,
-    ``clip_param=0.3``, ``num_epochs=30``). Above all, ``vf_clip_param`` defaults to ``inf``
+    ``clip_param=0.3``, ``num_epochs=30``). Above all, ``vf_clip_param`` defaults to None
     (no clipping) instead of 10: RLlib clamps the *squared* value error, so with returns of
     order 1 / (1 - gamma) = 100 nearly every sample's value gradient is zero and the critic
     hardly learns (on CartPole, in our runs: explained variance near 0, and 90k-250k instead
@@ -231,7 +231,7 @@ class PPOLearner:
         gamma: float = 0.99,
         lambda_: float = 0.95,
         clip_param: float = 0.2,
-        vf_clip_param: float = math.inf,
+        vf_clip_param: float | None = None,
         vf_loss_coeff: float = 1.0,
         entropy_coeff: float = 0.0,
         kl_coeff: float = 0.2,
@@ -253,7 +253,9 @@ class PPOLearner:
         _check("gamma", gamma, 0 <= gamma <= 1, "in [0, 1]")
         _check("lambda_", lambda_, 0 <= lambda_ <= 1, "in [0, 1]")
         _check("clip_param", clip_param, clip_param > 0, "> 0")
-        _check("vf_clip_param", vf_clip_param, vf_clip_param > 0, "> 0 (inf disables it)")
+        if vf_clip_param is None:  # no clipping
+            vf_clip_param = math.inf
+        _check("vf_clip_param", vf_clip_param, vf_clip_param > 0, "> 0 (None or inf disables it)")
         _check("vf_loss_coeff", vf_loss_coeff, vf_loss_coeff >= 0, ">= 0")
         _check("entropy_coeff", entropy_coeff, entropy_coeff >= 0, ">= 0")
         _check("kl_coeff", kl_coeff, kl_coeff >= 0, ">= 0")
