@@ -7,19 +7,17 @@ written) exits with status 2 and one line on stderr; ``--debug`` shows the trace
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import (
     HookbusError,
-    Recorder,
     RecordingError,
     RecordingHeader,
     read_recording,
@@ -28,29 +26,11 @@ from hookbus.kernel import (
 )
 from hookbus.metrics import MetricsLogger, results
 
-from ._output import print_metrics, progress, table
+from ._args import ArgumentError, Parser, UsageError, load_object
+from ._output import print_metrics
+from ._train import add_train_command
 
 __all__ = ("main",)
-
-ALGORITHMS = ("PPO", "DQN")
-RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
-
-
-class UsageError(Exception):
-    """Bad command-line input: one line to stderr, exit status 2."""
-
-
-class _ArgumentError(UsageError):
-    def __init__(self, prog: str, message: str) -> None:
-        super().__init__(message)
-        self.prog = prog
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (no usage block), raised to ``main``."""
-
-    def error(self, message: str) -> NoReturn:
-        raise _ArgumentError(self.prog, message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,9 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-    except _ArgumentError as exc:
+    except ArgumentError as exc:
         print(f"{exc.prog}: error: {exc}; {exc.prog} --help lists the options", file=sys.stderr)
         return 2
+    except SystemExit as exc:  # --help and --version print, then "exit"
+        return int(exc.code or 0)
     try:
         return int(args.run(args))
     except (UsageError, HookbusError) as exc:
@@ -85,39 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="hookbus", description="hookbus from the shell.")
+    parser = Parser(prog="hookbus", description="hookbus from the shell.")
+    parser.add_argument("--version", action="version", version=f"hookbus {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    train = commands.add_parser(
-        "train", help="train an algorithm with callbacks", description="Train with callbacks."
-    )
-    train.add_argument("--env", required=True, help="gymnasium env id, e.g. CartPole-v1")
-    train.add_argument("--algo", default="PPO", help=f"one of {', '.join(ALGORITHMS)}")
-    train.add_argument("--iterations", type=_positive_int, default=20, metavar="N")
-    train.add_argument(
-        "--callbacks",
-        nargs="+",
-        default=[],
-        metavar="MOD:CLASS",
-        help="callback classes as module:Class or path/to/file.py:Class, in chain order",
-    )
-    train.add_argument("--num-env-runners", type=int, default=0, metavar="N")
-    train.add_argument("--num-envs-per-env-runner", type=int, default=1, metavar="N")
-    train.add_argument("--backend", default="inline", help="inline (default) or process")
-    train.add_argument("--seed", type=int, default=None)
-    train.add_argument(
-        "--record",
-        metavar="FILE",
-        help="record every event to FILE, as msgpack (FILE.msgpack) or JSON lines (FILE.jsonl)",
-    )
-    train.add_argument(
-        "--format",
-        choices=sorted(set(RECORDING_FORMATS.values())),
-        default=None,
-        help="the recording's format, whatever FILE's extension",
-    )
-    train.add_argument("--debug", action="store_true", help="show tracebacks")
-    train.set_defaults(run=_train)
-
+    add_train_command(commands)
     replay = commands.add_parser(
         "replay",
         help="replay a recording into callbacks and print their metrics",
@@ -160,77 +113,6 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--debug", action="store_true", help="show tracebacks")
     inspect.set_defaults(run=_inspect)
     return parser
-
-
-def _positive_int(text: str) -> int:
-    # argparse names the option; its own message for a ValueError would name this function.
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def _train(args: argparse.Namespace) -> int:
-    config = _config_for(args.algo)
-    callbacks = [load_object(spec) for spec in args.callbacks]
-    if args.record:
-        callbacks.insert(0, _recorder(args.record, args.format))
-    elif args.format:
-        raise UsageError("--format applies to --record FILE, which is missing")
-    config = (
-        config.environment(args.env)
-        .env_runners(
-            num_env_runners=args.num_env_runners,
-            num_envs_per_env_runner=args.num_envs_per_env_runner,
-            backend=args.backend,
-        )
-        .callbacks(callbacks)
-        .debugging(seed=args.seed)
-    )
-    names = ", ".join(getattr(cb, "__name__", type(cb).__name__) for cb in callbacks) or "none"
-    out = sys.stdout
-    print(
-        f"hookbus: {args.algo} on {args.env}, {args.iterations} iterations, callbacks: {names}",
-        file=out,
-        flush=True,
-    )
-    rows: list[dict[str, Any]] = []
-    interrupted = False
-    with config.build() as algo:
-        start = time.perf_counter()
-        try:
-            for _ in range(args.iterations):
-                rows.append(algo.train())
-                progress(out, rows[-1], args.iterations, time.perf_counter() - start)
-        except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
-            interrupted = True
-    if out.isatty():
-        print(file=out)
-    print(table(rows), file=out)
-    if interrupted:
-        done = f"{len(rows)} iteration{'' if len(rows) == 1 else 's'}"
-        print(f"hookbus train: interrupted after {done}", file=sys.stderr)
-        return 130
-    return 0
-
-
-def _recorder(path: str, format: str | None) -> Recorder:
-    if Path(path).is_dir():
-        raise UsageError(f"--record {path!r} is a directory; give a file path, e.g. run.msgpack")
-    if format is None:
-        format = RECORDING_FORMATS.get(Path(path).suffix)
-        if format is None:
-            raise UsageError(
-                f"cannot tell the recording format of {path!r} from its extension; name it "
-                f"{' or '.join('*' + ext for ext in RECORDING_FORMATS)}, or pass --format"
-            )
-    try:
-        return Recorder(path, format=format)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path!r}: {exc.strerror}") from exc
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -361,39 +243,11 @@ class _Summary:
         return "\n".join(lines)
 
 
-def _config_for(algo: str) -> Any:
-    from hookbus.runners import DQNConfig, PPOConfig
-
-    configs = {"PPO": PPOConfig, "DQN": DQNConfig}
+def _version() -> str:
     try:
-        return configs[algo.upper()]()
-    except KeyError:
-        raise UsageError(f"unknown algorithm {algo!r}; available: {', '.join(configs)}") from None
-
-
-def load_object(spec: str) -> Any:
-    """Import ``module:attr`` or ``path/to/file.py:attr`` and return the attribute."""
-    module_name, sep, attr = spec.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise UsageError(f"{spec!r} is not module:Class or path/to/file.py:Class")
-    if module_name.endswith(".py"):
-        path = Path(module_name).resolve()
-        if not path.is_file():
-            raise UsageError(f"{spec!r}: no such file {module_name!r}")
-        # Import by name from the file's folder, so worker processes can import it too.
-        sys.path.insert(0, str(path.parent))
-        module_name = path.stem
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"{spec!r}: cannot import {module_name!r} ({exc})") from exc
-    obj = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise UsageError(f"{spec!r}: {module_name!r} has no attribute {attr!r}") from None
-    return obj
+        return version("hookbus")
+    except PackageNotFoundError:  # pragma: no cover - a bare source tree
+        return "unknown"
 
 
 if __name__ == "__main__":

@@ -40,17 +40,17 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]
             yield f"{prefix}{key}", value
 
 
-def progress(out: TextIO, result: dict[str, Any], total: int, elapsed: float) -> None:
-    i = result["training_iteration"]
+def progress(out: TextIO, result: dict[str, Any], done: float, label: str, per_it: float) -> None:
+    """Print one progress line: a bar at ``done`` (0..1), ``label``, return, steps, s/it."""
     runners = result.get("env_runners", {})
     width = 20
-    done = round(width * i / total)
-    bar = "#" * done + "." * (width - done)
+    filled = round(width * done)
+    bar = "#" * filled + "." * (width - filled)
     line = (
-        f"[{bar}] {i:>{len(str(total))}}/{total}  "
-        f"return {runners.get('episode_return_mean', float('nan')):8.2f}  "
-        f"steps {result.get('num_env_steps_sampled_lifetime', 0):>8}  "
-        f"{elapsed / i:5.2f}s/it"
+        f"[{bar}] iter {result['training_iteration']}  {label}  "
+        f"return {runners.get('episode_return_mean', float('nan')):.2f}  "
+        f"steps {result.get('num_env_steps_sampled_lifetime', 0)}  "
+        f"{per_it:.2f}s/it"
     )
     if out.isatty():
         print("\r" + line, end="", file=out, flush=True)

@@ -59,9 +59,10 @@ def test_train_prints_progress_and_a_table_with_custom_metrics(
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "PPO on CartPole-v1, 2 iterations, callbacks: EpisodeReturn" in out
-    assert "] 2/2  return" in out
-    header = out.splitlines()[-4]
+    assert "PPO on CartPole-v1, until training_iteration >= 2, callbacks: EpisodeReturn" in out
+    assert "] iter 2  training_iteration 2/2  return" in out
+    assert out.splitlines()[-1] == "stopped: training_iteration=2"
+    header = out.splitlines()[-5]
     assert "theta_abs_max" in header  # the table's header has the custom metric
     # Episodes and env steps are lifetime counts, and the header says so.
     assert "episodes (total)" in header
@@ -99,7 +100,10 @@ def test_replay_prints_the_callbacks_metrics(
     ("argv", "message"),
     [
         (["train", "--env", "CartPol-v1"], "unknown env id 'CartPol-v1'"),
-        (["train", "--env", "CartPole-v1", "--algo", "A3C"], "unknown algorithm 'A3C'"),
+        (
+            ["train", "--env", "CartPole-v1", "--algo", "A3C"],
+            "--algo: invalid choice: 'A3C' (choose from 'PPO', 'DQN')",
+        ),
         (["train", "--env", "CartPole-v1", "--callbacks", "nomodule:X"], "cannot import"),
         (["train", "--env", "CartPole-v1", "--callbacks", "noseparator"], "is not module:Class"),
         (["inspect", "/no/such/file"], "no such file"),

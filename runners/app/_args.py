@@ -1,0 +1,67 @@
+"""What every ``hookbus`` sub-command shares: one-line usage errors, argument types, imports."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+__all__ = ("ArgumentError", "Parser", "UsageError", "load_object", "positive_int")
+
+
+class UsageError(Exception):
+    """Bad command-line input: one line to stderr, exit status 2."""
+
+
+class ArgumentError(UsageError):
+    """An option argparse refused, with the program (sub-command) it belongs to."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block), raised to ``main``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentError(self.prog, message)
+
+
+def positive_int(text: str) -> int:
+    """Parse a whole number >= 1 (argparse names the option in its error)."""
+    # argparse's own message for a ValueError would name this function, not the option.
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def load_object(spec: str) -> Any:
+    """Import ``module:attr`` or ``path/to/file.py:attr`` and return the attribute."""
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"{spec!r} is not module:Class or path/to/file.py:Class")
+    if module_name.endswith(".py"):
+        path = Path(module_name).resolve()
+        if not path.is_file():
+            raise UsageError(f"{spec!r}: no such file {module_name!r}")
+        # Import by name from the file's folder, so worker processes can import it too.
+        sys.path.insert(0, str(path.parent))
+        module_name = path.stem
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"{spec!r}: cannot import {module_name!r} ({exc})") from exc
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"{spec!r}: {module_name!r} has no attribute {attr!r}") from None
+    return obj

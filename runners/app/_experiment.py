@@ -1,0 +1,163 @@
+"""An experiment from the command line: a config file, ``--set`` overrides, stop conditions.
+
+Settings are applied in this order, later ones winning: the algorithm's defaults, the
+``--config`` file, ``--set`` overrides, then the dedicated options (``--env``, ``--seed``,
+...). Files and overrides decode through the config's section structs, so they are checked
+exactly as ``config.update_from_dict`` checks them, with the file or option named.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ._args import UsageError
+from ._output import flatten
+
+__all__ = (
+    "STOP_ALIASES",
+    "StopConditions",
+    "config_class",
+    "parse_override",
+    "read_config_file",
+)
+
+ALGORITHMS = ("PPO", "DQN")
+STOP_ALIASES = {
+    "timesteps": "num_env_steps_sampled_lifetime",
+    "timesteps_total": "num_env_steps_sampled_lifetime",
+    "iterations": "training_iteration",
+}
+"""Short names ``--stop`` accepts for result keys (Tune's ``timesteps_total`` included)."""
+_DECODERS = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
+
+
+def config_class(name: str) -> Any:
+    """Return the config class of algorithm ``name`` (PPO or DQN, any case)."""
+    from hookbus.runners import DQNConfig, PPOConfig
+
+    classes = {"PPO": PPOConfig, "DQN": DQNConfig}
+    try:
+        return classes[name.upper()]
+    except (KeyError, AttributeError):
+        raise UsageError(f"unknown algorithm {name!r}; available: {', '.join(classes)}") from None
+
+
+def read_config_file(path: str) -> dict[str, Any]:
+    """Decode a TOML, YAML or JSON config file into its table of sections and settings."""
+    file = Path(path)
+    kind = _DECODERS.get(file.suffix.lower())
+    if kind is None:
+        raise UsageError(
+            f"--config {path!r}: cannot tell the format from the extension; use "
+            f"{', '.join(_DECODERS)}"
+        )
+    if file.is_dir():
+        raise UsageError(f"--config {path!r} is a directory; give a config file")
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {path!r}: {exc.strerror}") from exc
+    try:
+        table = _decode(kind, data)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"--config {path!r} is not valid {kind.upper()}: {exc}") from exc
+    if not isinstance(table, dict):
+        raise UsageError(f"--config {path!r} must hold a table of sections, got {table!r}")
+    return table
+
+
+def _decode(kind: str, data: bytes) -> Any:
+    if kind == "toml":
+        return msgspec.toml.decode(data)
+    if kind == "json":
+        return msgspec.json.decode(data)
+    try:
+        return msgspec.yaml.decode(data)
+    except ImportError:
+        raise UsageError(
+            'reading YAML config files needs PyYAML: pip install "hookbus[yaml]"'
+        ) from None
+
+
+def parse_override(text: str, option: str) -> tuple[str, Any]:
+    """Split ``KEY=VALUE``; the value is JSON when it parses as JSON, else a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"{option} expects KEY=VALUE, got {text!r}")
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        value = raw  # a bare word: --set backend=process
+    return key.strip(), value
+
+
+class StopConditions:
+    """Tune's stop dict: stop once any result key reaches its value (``>=``)."""
+
+    def __init__(self, specs: list[str], iterations: int | None) -> None:
+        self.targets: dict[str, float] = {}
+        for text in specs:
+            key, value = parse_override(text, "--stop")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UsageError(f"--stop {text!r}: the value must be a number, got {value!r}")
+            self.targets[STOP_ALIASES.get(key, key)] = float(value)
+        if iterations is not None or not self.targets:
+            self.targets.setdefault("training_iteration", float(iterations or 20))
+        self._checked = False
+
+    def reached(self, result: Mapping[str, Any]) -> list[str]:
+        """Return the conditions ``result`` meets, as ``key=value`` (empty: go on)."""
+        values = dict(flatten(dict(result)))
+        if not self._checked:  # the first result tells which keys exist
+            self._check_keys(values)
+            self._checked = True
+        return [
+            f"{key}={_number(values[key])}"
+            for key, target in self.targets.items()
+            if _as_float(values.get(key)) >= target
+        ]
+
+    def progress(self, result: Mapping[str, Any]) -> tuple[float, str]:
+        """Return how far the nearest condition is (0..1) and a label: ``key value/target``."""
+        values = dict(flatten(dict(result)))
+        best = max(self.targets, key=lambda k: _fraction(values.get(k), self.targets[k]))
+        value = values.get(best)
+        label = f"{best} {_number(value)}/{_number(self.targets[best])}"
+        return _fraction(value, self.targets[best]), label
+
+    def _check_keys(self, values: Mapping[str, Any]) -> None:
+        for key in self.targets:
+            if key not in values:
+                close = difflib.get_close_matches(key, list(values), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise UsageError(
+                    f"--stop {key!r} is not a key of the results{hint}; aliases: "
+                    f"{', '.join(STOP_ALIASES)}"
+                )
+
+
+def _as_float(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return -math.inf
+    return -math.inf if math.isnan(number) else number
+
+
+def _fraction(value: Any, target: float) -> float:
+    number = _as_float(value)
+    if target <= 0 or number == -math.inf:
+        return 1.0 if number >= target else 0.0
+    return max(0.0, min(1.0, number / target))
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}" if not math.isfinite(value) or value.is_integer() else f"{value:.2f}"
+    return str(value)

@@ -1,0 +1,177 @@
+"""``hookbus train``: build a config, train until a stop condition, checkpoint as asked."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hookbus.kernel import Recorder
+
+from ..backends import BACKENDS
+from ._args import UsageError, load_object, positive_int
+from ._experiment import (
+    ALGORITHMS,
+    StopConditions,
+    config_class,
+    parse_override,
+    read_config_file,
+)
+from ._output import progress, table
+
+__all__ = ("add_train_command",)
+
+RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
+
+
+def add_train_command(commands: Any) -> None:
+    """Add ``train`` and its options to the sub-command parsers ``commands``."""
+    train = commands.add_parser(
+        "train",
+        help="train an algorithm with callbacks",
+        description="Train with callbacks. Settings apply in this order, later ones "
+        "winning: defaults, --config, --set, then the options below.",
+    )
+    train.add_argument("--env", help="gymnasium env id, e.g. CartPole-v1")
+    train.add_argument("--algo", type=str.upper, choices=ALGORITHMS, help="PPO (default) or DQN")
+    train.add_argument("--config", metavar="FILE", help="settings by section (.toml/.yaml/.json)")
+    train.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE",
+        help="one setting, e.g. lr=0.001 or training.model='{\"fcnet_hiddens\": [32]}'",
+    )  # fmt: skip
+    train.add_argument(
+        "--stop", action="append", default=[], metavar="KEY=VALUE",
+        help="stop when a result key reaches VALUE, e.g. env_runners/episode_return_mean=450 "
+        "or timesteps=200000 (any one suffices)",
+    )  # fmt: skip
+    train.add_argument(
+        "--iterations", type=positive_int, metavar="N",
+        help="stop at training_iteration N (default 20 when no --stop is given)",
+    )  # fmt: skip
+    train.add_argument(
+        "--callbacks", nargs="+", default=[], metavar="MOD:CLASS",
+        help="callback classes as module:Class or path/to/file.py:Class, in chain order",
+    )  # fmt: skip
+    train.add_argument(
+        "--plugin", action="append", default=[], metavar="NAME",
+        help="an installed plugin (entry point group hookbus.plugins) to add, by name",
+    )  # fmt: skip
+    train.add_argument("--num-env-runners", type=int, metavar="N")
+    train.add_argument("--num-envs-per-env-runner", type=int, metavar="N")
+    train.add_argument("--backend", choices=list(BACKENDS), help="inline (default), process, ray")
+    train.add_argument("--seed", type=int)
+    train.add_argument("--logdir", metavar="DIR", help="write the run directory (params, results)")
+    train.add_argument("--checkpoint-freq", type=positive_int, metavar="N", help="every N iters")
+    train.add_argument("--checkpoint-at-end", action="store_true", help="save after the last")
+    train.add_argument("--restore", metavar="PATH", help="continue from this checkpoint")
+    train.add_argument(
+        "--record", metavar="FILE",
+        help="record every event to FILE, as msgpack (FILE.msgpack) or JSON lines (FILE.jsonl)",
+    )  # fmt: skip
+    train.add_argument(
+        "--format", choices=sorted(set(RECORDING_FORMATS.values())),
+        help="the recording's format, whatever FILE's extension",
+    )  # fmt: skip
+    train.add_argument("--debug", action="store_true", help="show tracebacks")
+    train.set_defaults(run=run_train)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train as ``args`` say; print progress and a table; return the exit status."""
+    config, callbacks = _build_config(args)
+    stop = StopConditions(args.stop, args.iterations)
+    if (args.checkpoint_freq or args.checkpoint_at_end) and not config.logdir:
+        raise UsageError("--checkpoint-freq and --checkpoint-at-end need --logdir (or logdir=)")
+    names = ", ".join(getattr(cb, "__name__", type(cb).__name__) for cb in callbacks) or "none"
+    out = sys.stdout
+    until = " or ".join(f"{key} >= {target:g}" for key, target in stop.targets.items())
+    algo_name = type(config).__name__.removesuffix("Config")
+    print(f"hookbus: {algo_name} on {config.env}, until {until}, callbacks: {names}", flush=True)
+    rows: list[dict[str, Any]] = []
+    interrupted = False
+    with config.build() as algo:
+        if args.restore:
+            algo.restore_from_path(args.restore)
+            print(f"restored {args.restore} at iteration {algo.training_iteration}", flush=True)
+        start, first = time.perf_counter(), algo.training_iteration
+        try:
+            while True:
+                rows.append(algo.train())
+                iteration = rows[-1]["training_iteration"]
+                per_iteration = (time.perf_counter() - start) / (iteration - first)
+                progress(out, rows[-1], *stop.progress(rows[-1]), per_iteration)
+                if args.checkpoint_freq and iteration % args.checkpoint_freq == 0:
+                    _save(algo, config.logdir, iteration)
+                reached = stop.reached(rows[-1])
+                if reached:
+                    break
+        except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
+            interrupted = True
+        if args.checkpoint_at_end and rows and not interrupted:
+            if not (args.checkpoint_freq and iteration % args.checkpoint_freq == 0):
+                _save(algo, config.logdir, iteration)
+    if out.isatty():
+        print(file=out)
+    print(table(rows), file=out)
+    if interrupted:
+        done = f"{len(rows)} iteration{'' if len(rows) == 1 else 's'}"
+        print(f"hookbus train: interrupted after {done}", file=sys.stderr)
+        return 130
+    print(f"stopped: {', '.join(reached)}", file=out)
+    return 0
+
+
+def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    data = read_config_file(args.config) if args.config else {}
+    file_algo = data.pop("algo", None)
+    if args.algo and file_algo and str(file_algo).upper() != args.algo:
+        raise UsageError(f"--algo {args.algo} differs from algo={file_algo!r} in {args.config}")
+    config = config_class(args.algo or file_algo or "PPO")()
+    config.update_from_dict(data, where=args.config or "")
+    for text in args.set:
+        key, value = parse_override(text, "--set")
+        config.update_from_dict({key: value}, where=f"--set {text}")
+    options = {
+        "num_env_runners": args.num_env_runners,
+        "num_envs_per_env_runner": args.num_envs_per_env_runner,
+        "backend": args.backend,
+        "seed": args.seed,
+        "logdir": args.logdir,
+    }
+    config.update_from_dict({k: v for k, v in options.items() if v is not None})
+    if args.env:
+        config.environment(args.env)
+    if config.env is None:
+        raise UsageError("no env: give --env (e.g. CartPole-v1) or env in --config")
+    callbacks = [load_object(spec) for spec in args.callbacks]
+    if args.record:
+        callbacks.insert(0, recorder(args.record, args.format))
+    elif args.format:
+        raise UsageError("--format applies to --record FILE, which is missing")
+    config.callbacks(callbacks, plugins=args.plugin or False)
+    return config, callbacks
+
+
+def _save(algo: Any, logdir: str, iteration: int) -> None:
+    path = algo.save_to_path(Path(logdir) / f"checkpoint_{iteration:06d}")
+    newline = "\n" if sys.stdout.isatty() else ""  # after the progress line's \r
+    print(f"{newline}checkpoint: {path}", flush=True)
+
+
+def recorder(path: str, format: str | None) -> Recorder:
+    """Open a Recorder for ``--record``, the format from ``--format`` or the extension."""
+    if Path(path).is_dir():
+        raise UsageError(f"--record {path!r} is a directory; give a file path, e.g. run.msgpack")
+    if format is None:
+        format = RECORDING_FORMATS.get(Path(path).suffix)
+        if format is None:
+            raise UsageError(
+                f"cannot tell the recording format of {path!r} from its extension; name it "
+                f"{' or '.join('*' + ext for ext in RECORDING_FORMATS)}, or pass --format"
+            )
+    try:
+        return Recorder(path, format=format)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.strerror}") from exc
