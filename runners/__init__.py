@@ -31,6 +31,13 @@ from .backends._group import EnvRunnerGroup as EnvRunnerGroup
 from .backends._inline import InlineEnvRunner as InlineEnvRunner
 from .backends._process import ProcessEnvRunner as ProcessEnvRunner
 from .backends._wire import RemoteError as RemoteError
+from .reporting import (
+    CsvLogger as CsvLogger,
+    JsonLogger as JsonLogger,
+    TensorBoardLogger as TensorBoardLogger,
+    output_callbacks as output_callbacks,
+    plot_runs as plot_runs,
+)
 
 __all__ = (
     "BACKENDS",
@@ -39,6 +46,7 @@ __all__ = (
     "Algorithm",
     "AlgorithmConfig",
     "AlgorithmStateError",
+    "CsvLogger",
     "DQNConfig",
     "DQNLearner",
     "DQNModule",
@@ -50,6 +58,7 @@ __all__ = (
     "Episode",
     "EpsilonGreedy",
     "InlineEnvRunner",
+    "JsonLogger",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",
@@ -61,7 +70,10 @@ __all__ = (
     "SoftQ",
     "StochasticSampling",
     "TaskSettableEnv",
+    "TensorBoardLogger",
     "Trajectory",
+    "output_callbacks",
+    "plot_runs",
 )
 
 # Objects report this package as their module (for docs and reprs), not the private

@@ -1,0 +1,134 @@
+"""What the run-directory writers share: the base observer, JSON encoding, atomic writes.
+
+Every writer is an observer ``Callback`` that owns one or more files in ``logdir``. Files are
+opened on first use (so a writer pickled into a worker process, or one that never sees an
+iteration, opens nothing) and truncated then: a writer starts its files afresh. A writer
+used again after ``close()`` appends to them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+import numpy as np
+
+from hookbus.kernel import Callback, ConfigError
+
+__all__ = (
+    "NON_FINITE",
+    "RunDirWriter",
+    "atomic_write",
+    "encode_line",
+    "encode_pretty",
+    "flatten",
+    "plain",
+)
+
+NON_FINITE = "null"
+"""How result.jsonl writes NaN and infinities: JSON has no token for them (docs/outputs.md)."""
+
+
+def plain(value: Any) -> Any:
+    """Return ``value`` as JSON data: numpy values as Python ones, anything else as its repr.
+
+    The encoders' ``enc_hook``: msgspec calls it only for what it cannot encode itself.
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return repr(value)  # callables, classes, instances: what a reader can still recognise
+
+
+# One encoder for every writer (msgspec's perf advice). It writes NaN and infinities as
+# null, as strict JSON requires, so any JSON reader takes every line.
+_encoder = msgspec.json.Encoder(enc_hook=plain)
+
+
+def encode_line(obj: Any) -> bytes:
+    """Return ``obj`` as one line of compact JSON, newline included."""
+    return _encoder.encode(obj) + b"\n"
+
+
+def encode_pretty(obj: Any) -> bytes:
+    """Return ``obj`` as indented JSON, its non-finite floats as strings (``"inf"``).
+
+    For settings, where ``inf`` means something (an unbounded clip) that null would lose.
+    """
+    return msgspec.json.format(_encoder.encode(_finite_or_text(obj)), indent=2) + b"\n"
+
+
+def _finite_or_text(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return repr(obj)  # "inf", "-inf", "nan"
+    if isinstance(obj, dict):
+        return {key: _finite_or_text(value) for key, value in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite_or_text(value) for value in obj]
+    return obj
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield ``(key, value)`` for every leaf of a nested dict, keys joined with ``/``."""
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from flatten(value, f"{prefix}{key}/")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that a reader sees the old file or the new, whole.
+
+    A temporary file in the same directory, then ``os.replace`` (atomic on POSIX and
+    Windows). No fsync: this survives a crashed process, not a power cut.
+    """
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as file:
+        file.write(data)
+    os.replace(tmp, path)
+
+
+class RunDirWriter(Callback):
+    """Base of the writers: an observer of ``on_algorithm_init`` and ``on_train_result``.
+
+    The directory is made at construction, so that a bad ``logdir`` fails before training.
+    Subclasses set ``_fresh()`` (their state without open files) and ``close()``.
+    """
+
+    observer = True
+    _HOOKS: ClassVar[tuple[str, ...]] = ("on_algorithm_init", "on_train_result")
+
+    def __init__(self, logdir: str | os.PathLike[str]) -> None:
+        super().__init__()
+        self.logdir = Path(logdir)
+        try:
+            self.logdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot make the run directory {os.fspath(logdir)!r}: {exc.strerror}"
+            ) from exc
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """Set the state of a writer that has opened nothing yet."""
+
+    def wanted_hooks(self) -> Collection[str] | None:
+        """Subscribe only to the hooks a run directory needs, of those this writer overrides."""
+        return self._HOOKS
+
+    # A writer pickled into a worker process's config must not carry open files there.
+    def __getstate__(self) -> dict[str, Any]:
+        return {"logdir": self.logdir}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.logdir = state["logdir"]
+        self._fresh()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({os.fspath(self.logdir)!r})"
