@@ -83,7 +83,7 @@ def plot_runs(
             _draw_runs(ax, runs, x, metric)
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+    axes[0].legend(fontsize="small")  # the same runs in every panel: one legend
     axes[-1].set_xlabel(x)
     path = Path(output)
     try:
@@ -174,7 +174,12 @@ def _draw_mean(ax: Any, runs: list[_Run], x: str, metric: str) -> None:
     every_x = np.unique(np.concatenate([xs for xs, _ in curves]))
     grid = every_x[(every_x >= lo) & (every_x <= hi)]
     values = np.stack([np.interp(grid, xs, ys) for xs, ys in curves])
-    line = ax.plot(grid, values.mean(axis=0), linewidth=2, label=f"mean of {len(curves)} runs")
+    line = ax.plot(
+        grid,
+        values.mean(axis=0),
+        linewidth=2,
+        label=f"mean of {len(curves)} run{'s' * (len(curves) > 1)}",
+    )
     ax.fill_between(
         grid,
         values.min(axis=0),

@@ -1,0 +1,56 @@
+"""``hookbus plot``: learning curves from run directories, as a PNG.
+
+Registered by ``_cli`` on its sub-command parser; bad input raises ``ConfigError`` from
+``plot_runs``, which ``_cli.main`` turns into one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..reporting import plot_runs
+from ..reporting._plot import DEFAULT_METRIC
+from ..reporting._tensorboard import STEP_KEY as DEFAULT_X
+
+__all__ = ("add_plot_command",)
+
+
+def add_plot_command(commands: Any) -> None:
+    """Add the ``plot`` sub-command to ``commands`` (what ``add_subparsers()`` returned)."""
+    plot = commands.add_parser(
+        "plot",
+        help="draw learning curves from run directories",
+        description=(
+            "Draw learning curves from each run directory's result.jsonl: one line per run, "
+            "or with --mean their mean and min-max band (seeds)."
+        ),
+    )
+    plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (--logdir)")
+    plot.add_argument(
+        "--metric",
+        nargs="+",
+        default=[DEFAULT_METRIC],
+        metavar="KEY",
+        help=f"flattened result keys, one panel each (default {DEFAULT_METRIC})",
+    )
+    plot.add_argument("--x", default=DEFAULT_X, metavar="KEY", help=f"default {DEFAULT_X}")
+    plot.add_argument(
+        "--mean",
+        action="store_true",
+        help="draw the runs' mean with a min-max band, on the x values all of them cover",
+    )
+    plot.add_argument(
+        "-o", "--output", default="curve.png", metavar="FILE", help="default curve.png"
+    )
+    plot.add_argument("--debug", action="store_true", help="show tracebacks")
+    plot.set_defaults(run=_plot)
+
+
+def _plot(args: argparse.Namespace) -> int:
+    path = plot_runs(
+        args.run_dirs, metrics=args.metric, x=args.x, mean=args.mean, output=args.output
+    )
+    runs = len(args.run_dirs)
+    print(f"wrote {path}: {', '.join(args.metric)} of {runs} run{'' if runs == 1 else 's'}")
+    return 0
