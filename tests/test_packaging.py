@@ -44,3 +44,15 @@ def test_wheel_declares_the_cli_plugin_and_dependencies(wheel: Path) -> None:
     metadata = archive.read(f"{dist_info}/METADATA").decode()
     for dependency in ("anyio", "gymnasium", "msgspec", "numpy"):
         assert f"Requires-Dist: {dependency}" in metadata
+
+
+def test_wheel_holds_the_reporting_package_and_its_optional_extras(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    assert "hookbus/runners/reporting/__init__.py" in archive.namelist()
+    dist_info = next(n.split("/")[0] for n in archive.namelist() if ".dist-info/" in n)
+    metadata = archive.read(f"{dist_info}/METADATA").decode()
+    assert "Provides-Extra: tensorboard" in metadata
+    assert "Provides-Extra: plot" in metadata
+    # Optional: a bare install needs neither (the writers import them on first use).
+    assert 'Requires-Dist: tensorboardX>=2.6; extra == "tensorboard"' in metadata
+    assert 'Requires-Dist: matplotlib>=3.7; extra == "plot"' in metadata
