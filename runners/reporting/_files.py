@@ -19,21 +19,10 @@ import numpy as np
 
 from hookbus.kernel import Callback, ConfigError
 
-__all__ = (
-    "NON_FINITE",
-    "RunDirWriter",
-    "atomic_write",
-    "encode_line",
-    "encode_pretty",
-    "flatten",
-    "plain",
-)
-
-NON_FINITE = "null"
-"""How result.jsonl writes NaN and infinities: JSON has no token for them (docs/outputs.md)."""
+__all__ = ("RunDirWriter", "atomic_write", "encode_line", "encode_pretty", "flatten")
 
 
-def plain(value: Any) -> Any:
+def _plain(value: Any) -> Any:
     """Return ``value`` as JSON data: numpy values as Python ones, anything else as its repr.
 
     The encoders' ``enc_hook``: msgspec calls it only for what it cannot encode itself.
@@ -47,7 +36,7 @@ def plain(value: Any) -> Any:
 
 # One encoder for every writer (msgspec's perf advice). It writes NaN and infinities as
 # null, as strict JSON requires, so any JSON reader takes every line.
-_encoder = msgspec.json.Encoder(enc_hook=plain)
+_encoder = msgspec.json.Encoder(enc_hook=_plain)
 
 
 def encode_line(obj: Any) -> bytes:
