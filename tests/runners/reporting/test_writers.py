@@ -38,7 +38,8 @@ def _config(logdir: Path) -> PPOConfig:
     return (
         PPOConfig()
         .environment("CartPole-v1")
-        .training(train_batch_size=200, minibatch_size=50, num_epochs=1)
+        # vf_clip_param inf (no clipping): a setting that JSON's null would lose.
+        .training(train_batch_size=200, minibatch_size=50, num_epochs=1, vf_clip_param=math.inf)
         .callbacks(callbacks_class=[EpisodeLength, *output_callbacks(logdir, tensorboard=True)])
         .debugging(seed=0)
     )
@@ -73,7 +74,7 @@ def test_params_json_holds_the_config_by_section(run: tuple[Path, list[dict[str,
     assert params["environment"]["env"] == "CartPole-v1"
     assert params["training"]["train_batch_size"] == 200
     assert params["debugging"]["seed"] == 0
-    assert params["training"]["vf_clip_param"] == "inf"  # not null: the setting means "no clip"
+    assert params["training"]["vf_clip_param"] == "inf"  # not null
 
 
 def test_result_jsonl_has_every_iterations_full_result(
