@@ -27,6 +27,7 @@ from ._settings import (
     defaults,
 )
 from .backends import check_backend
+from .reporting import output_callbacks
 
 __all__ = ("DURATION_UNITS", "AlgorithmConfig")
 
@@ -228,6 +229,10 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             )
         check_evaluation(self)
         check_fault_tolerance(self)
+        if self.logdir is not None and not isinstance(self.logdir, str):
+            raise ConfigError(f"logdir must be a path or None, got {self.logdir!r}")
+        if self.tensorboard not in (None, True, False):
+            raise ConfigError(f"tensorboard must be True, False or None, got {self.tensorboard!r}")
 
     def make_bus(self, bus: Bus | None = None, *, observers: bool = True) -> Bus:
         """Return a bus with this config's callbacks and the built-in runner metrics.
@@ -252,6 +257,8 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             bus.add_callbacks(classes, **self.callbacks_per_hook)
         if not any(isinstance(cb, EnvRunnerMetrics) for cb in bus.callbacks):
             bus.add_callbacks(EnvRunnerMetrics())
+        if observers and self.logdir is not None:  # after the user's: they see added keys
+            bus.add_callbacks(output_callbacks(self.logdir, tensorboard=self.tensorboard))
         return bus
 
     def build(self, bus: Bus | None = None) -> AlgorithmT:

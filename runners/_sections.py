@@ -10,6 +10,7 @@ overrides, ``params.json``) turns into settings through the same structs.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, Self
 
@@ -172,7 +173,7 @@ class ConfigSections:
         return self._update("fault_tolerance", given(locals()))
 
     def reporting(
-        self, *, logdir: str | None = NOT_SET, tensorboard: bool | None = NOT_SET
+        self, *, logdir: str | os.PathLike[str] | None = NOT_SET, tensorboard: bool | None = NOT_SET
     ) -> Self:
         """Set the run directory ``logdir`` that results are written to (docs/outputs.md).
 
@@ -180,7 +181,10 @@ class ConfigSections:
         ``result.jsonl``, ``progress.csv``, and TensorBoard files when ``tensorboard`` is
         True (which needs ``hookbus[tensorboard]``) or None and tensorboardX is installed.
         """
-        return self._update("reporting", given(locals()))
+        settings = given(locals())
+        if settings.get("logdir") is not None:
+            settings["logdir"] = os.fspath(settings["logdir"])
+        return self._update("reporting", settings)
 
     def _update(self, section: str, settings: dict[str, Any]) -> Self:
         check_names(section, self.sections[section], settings, "")

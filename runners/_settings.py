@@ -150,7 +150,8 @@ def convert_section(
         raise ConfigError(f"{prefix}section {name!r} must be a table of settings, got {values!r}")
     check_names(name, section, values, prefix)
     try:
-        converted = msgspec.convert(dict(values), section)
+        # Lax: a string "inf" (params.json's infinity) or "0.001" decodes as a float.
+        converted = msgspec.convert(dict(values), section, strict=False)
     except msgspec.ValidationError as exc:
         message, _, path = str(exc).partition(" - at `$.")
         setting = path.rstrip("`")

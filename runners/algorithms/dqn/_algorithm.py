@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Any, ClassVar, Self
 
@@ -101,12 +102,15 @@ class DQNConfig(AlgorithmConfig["DQN"]):
     def reporting(
         self,
         *,
-        logdir: str | None = NOT_SET,
+        logdir: str | os.PathLike[str] | None = NOT_SET,
         tensorboard: bool | None = NOT_SET,
         min_sample_timesteps_per_iteration: int = NOT_SET,
     ) -> Self:
         """Set the run directory, and ``min_sample_timesteps_per_iteration`` (docs/dqn.md)."""
-        return self._update("reporting", given(locals()))
+        super().reporting(logdir=logdir, tensorboard=tensorboard)
+        if min_sample_timesteps_per_iteration is not NOT_SET:
+            self.min_sample_timesteps_per_iteration = min_sample_timesteps_per_iteration
+        return self
 
     @property
     def rollout_fragment_length(self) -> int:
