@@ -50,12 +50,16 @@ def fingerprint(algo: Algorithm) -> bytes:
     return codec.encode_msgpack(state)
 
 
+MESSAGES: dict[str, str] = {}  # the last message of each exception type, to show
+
+
 def outcome(algo: Algorithm, path: Path) -> tuple[str, bool]:
     """Restore ``path``; return ("loaded" or the exception's type, whether state changed)."""
     before = fingerprint(algo)
     try:
         algo.restore_from_path(path)
     except Exception as exc:
+        MESSAGES[type(exc).__name__] = str(exc)
         return type(exc).__name__, fingerprint(algo) != before
     return "loaded", fingerprint(algo) != before
 
@@ -93,6 +97,7 @@ def crafted(base: Path, work: Path, name: str, change: Any) -> None:
         except Exception as exc:
             after = f"next train() raises {type(exc).__name__}"
     print(f"  {name:>20}: {kind}, state {'CHANGED' if changed else 'unchanged'}, {after}")
+    print(f"  {'':>20}  {MESSAGES.get(kind, '')[:300]}")
 
 
 def mismatch(work: Path) -> None:
@@ -104,6 +109,7 @@ def mismatch(work: Path) -> None:
         algo.train()
         kind, changed = outcome(algo, work / "big")
     print(f"  {'[64, 64] into [32]':>20}: {kind}, state {'CHANGED' if changed else 'unchanged'}")
+    print(f"  {'':>20}  {MESSAGES.get(kind, '')[:300]}")
 
 
 def broken_metrics(state: dict[str, Any]) -> None:
@@ -141,7 +147,9 @@ def main() -> None:
         bit_flips(work / "base", work / "flipped", args.flips)
         print("crafted contents:")
         mismatch(work)
-        crafted(work / "base", work, "iteration 'two'", lambda s: s.update(training_iteration="two"))
+        crafted(
+            work / "base", work, "iteration 'two'", lambda s: s.update(training_iteration="two")
+        )
         crafted(work / "base", work, "broken metrics", broken_metrics)
         timing(work, args.repeats)
 
