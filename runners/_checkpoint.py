@@ -105,7 +105,7 @@ def read_checkpoint(path: str | os.PathLike[str], algorithm: str | None = None) 
     state = decode_checkpoint(data, file)
     if algorithm is not None and state["algorithm"] != algorithm:
         raise ConfigError(
-            f"checkpoint {str(path)!r} holds a {state['algorithm']} algorithm, not {algorithm}"
+            f"checkpoint {str(file)!r} holds a {state['algorithm']} algorithm, not {algorithm}"
         )
     return state
 
@@ -130,7 +130,7 @@ def decode_checkpoint(data: bytes, file: Path) -> dict[str, Any]:
 def _decode(data: bytes, file: Path, part: str) -> Any:
     try:
         return codec.decode_msgpack(data)
-    except codec.CodecError as exc:
+    except Exception as exc:  # any failure to decode bytes from a file: CodecError and kin
         raise ConfigError(f"{str(file)!r} is not a readable checkpoint{part}: {exc}") from exc
 
 
