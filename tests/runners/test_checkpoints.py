@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hookbus.events import codec
 from hookbus.kernel import Callback, ConfigError
-from hookbus.runners import Algorithm, AlgorithmStateError, DQNConfig, PPOConfig
+from hookbus.runners import PPO, Algorithm, AlgorithmStateError, DQNConfig, PPOConfig
 
 FILE = "algorithm_state.msgpack"
 OBSERVATIONS = np.random.default_rng(0).uniform(-0.2, 0.2, size=(8, 4)).astype(np.float32)
@@ -277,11 +277,11 @@ def test_a_network_of_another_size_is_refused_by_parameter_and_shape(
     refused(algo, tmp_path / "other", rf"does not fit this PPO: .*{match}")
 
 
-def test_a_part_failing_to_load_rolls_back_everything_loaded_before(
+def test_a_learner_refusing_its_state_rolls_back_what_was_loaded_before(
     saved: tuple[Algorithm, Path], tmp_path: Path
 ) -> None:
     # The structure is right (a str where a str goes), so only loading finds the bad value:
-    # by then the callbacks, the iteration and the learner's weights are loaded.
+    # by then the callbacks' states and the iteration are loaded.
     algo, good = saved
     state = load_body(good)
     state["learner"]["rng"]["state"] = "not a number"
@@ -289,6 +289,35 @@ def test_a_part_failing_to_load_rolls_back_everything_loaded_before(
     error = refused(algo, tmp_path / "late", r"loading the learner raised ValueError.*rolled back")
     assert isinstance(error.__cause__, ValueError)
     algo.train()
+
+
+class FlakyPPO(PPO):
+    """PPO with extra state whose loading fails on demand, after the checks passed."""
+
+    fail = False
+
+    def get_extra_state(self) -> dict[str, Any]:
+        return {"iterations_seen": self.training_iteration}
+
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        if self.fail:
+            raise OSError("the disk went away")
+
+
+def test_a_failure_in_the_last_part_rolls_back_every_part(tmp_path: Path) -> None:
+    # Extra state loads last: by then the callbacks, the iteration, the learner's weights
+    # and optimizer, and the metrics are all loaded, and all must be rolled back.
+    with FlakyPPO(tiny_ppo()) as algo:
+        algo.train()
+        algo.save_to_path(tmp_path / "ckpt")
+        algo.train()
+        algo.fail = True
+        error = refused(algo, tmp_path / "ckpt", r"loading the extra state raised OSError")
+        assert isinstance(error.__cause__, OSError)
+        algo.fail = False
+        assert algo.train()["training_iteration"] == 3
+        algo.restore_from_path(tmp_path / "ckpt")
+        assert algo.training_iteration == 1
 
 
 def test_a_callback_refusing_its_state_rolls_back_the_callbacks_before_it(
