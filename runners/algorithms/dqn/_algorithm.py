@@ -317,17 +317,28 @@ class DQN(Algorithm):
                 raise ValueError(f"extra['replay_buffer'] does not load: {exc}") from exc
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
-        """Restore the counters and, if the checkpoint holds one, the buffer."""
-        self._num_env_steps_sampled = int(state["num_env_steps_sampled"])
-        self._last_target_update_ts = int(state["last_target_update_ts"])
-        self._num_target_updates = int(state["num_target_updates"])
-        self._update_credit = float(state["update_credit"])
+        """Restore the counters and, if the checkpoint holds one, the buffer.
+
+        The counters are read first and set last: a bad state changes nothing.
+        """
+        counters = (
+            int(state["num_env_steps_sampled"]),
+            int(state["last_target_update_ts"]),
+            int(state["num_target_updates"]),
+            float(state["update_credit"]),
+        )
         buffer_state = state.get("replay_buffer")
         if buffer_state is not None and self.config.store_buffer_in_checkpoints:
             try:
                 self.local_replay_buffer.set_state(buffer_state)
             except ValueError as exc:
                 raise ConfigError(f"cannot restore the replay buffer: {exc}") from exc
+        (
+            self._num_env_steps_sampled,
+            self._last_target_update_ts,
+            self._num_target_updates,
+            self._update_credit,
+        ) = counters
         # The runners' episodes go on; steps waiting for a chunk from before the restore
         # would join the wrong history.
         self._transitions.forget()
