@@ -115,7 +115,9 @@ def decode_checkpoint(data: bytes, file: Path) -> dict[str, Any]:
     document = _decode(data, file, "")
     version = document.get("version") if isinstance(document, dict) else None
     if type(version) is int and version == 1 and not {"sha256", "body"} & document.keys():
-        state = {k: v for k, v in document.items() if k != "version"}
+        # Early version-1 files predate the extra state and the config record.
+        state = {"extra": {}, "config": {}, **document}
+        del state["version"]
     elif type(version) is int and version == CHECKPOINT_VERSION:
         state = _decode(_checked_body(document, file), file, " body")
     else:

@@ -60,6 +60,9 @@ def test_version_1_needs_version_1_and_no_digest(small_state: dict[str, Any]) ->
     for smuggled in ({"sha256": b""}, {"body": b""}, {"version": True}, {"version": 1.0}):
         with pytest.raises(ConfigError):
             decode_checkpoint(codec.encode_msgpack({**v1, **smuggled}), FILE)
+    early = {k: v for k, v in v1.items() if k not in ("extra", "config")}
+    state = decode_checkpoint(codec.encode_msgpack(early), FILE)
+    assert (state["extra"], state["config"]) == ({}, {})
     # The version field of a version-2 file, 2, is two bits away from 1.
     assert bin(2 ^ 1).count("1") == 2
 
