@@ -101,8 +101,13 @@ def _msgpack_ext_hook(code: int, data: memoryview) -> Any:
         raise CodecError(f"unknown MessagePack extension type {code}; hookbus writes 1 and 2")
     # Payload: 4-byte little-endian header length, the msgpack header [descr, shape], raw bytes.
     header_end = 4 + int.from_bytes(data[:4], "little")
-    descr, shape = _header_decoder.decode(data[4:header_end])
-    array = np.frombuffer(data[header_end:], dtype=_dtype(descr)).reshape(shape)
+    try:
+        descr, shape = _header_decoder.decode(data[4:header_end])
+        array = np.frombuffer(data[header_end:], dtype=_dtype(descr)).reshape(shape)
+    # Damaged bytes: numpy's own complaints, which vary (ValueError, TypeError, and even a
+    # SyntaxError from parsing a damaged dtype string); only data is decoded in this block.
+    except Exception as exc:
+        raise CodecError(f"a numpy value's bytes are damaged: {exc}") from exc
     if code == _EXT_SCALAR:
         return array[()]
     return array.copy()  # frombuffer views the caller's transient buffer; users may write
@@ -138,7 +143,7 @@ def decode_msgpack(data: bytes | memoryview, type: Any = Any) -> Any:
     """Decode MessagePack ``data`` as ``type`` (``Any`` by default; ``Event`` for any event)."""
     try:
         return msgpack_decoder(type).decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # text that is not UTF-8 too
         raise CodecError(f"cannot decode MessagePack as {_type_name(type)}: {exc}") from exc
 
 

@@ -235,11 +235,23 @@ class MetricsLogger:
         return {"version": SNAPSHOT_VERSION, "stats": stats}
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Replace everything with ``state`` (from ``get_state()``)."""
+        """Replace everything with ``state`` (from ``get_state()``).
+
+        A malformed state raises ValueError and leaves this logger as it was: the new tree
+        is built aside and swapped in whole.
+        """
         check_version(state)
-        self.reset()
-        for record in state["stats"]:
-            self._add(as_path(record["key"]), Stats.from_state(record))
+        records = state.get("stats")
+        if not isinstance(records, list):
+            raise ValueError(f"a metrics state's 'stats' is a list, not {type(records).__name__}")
+        fresh = MetricsLogger()
+        for i, record in enumerate(records):
+            try:
+                fresh._add(as_path(record["key"]), Stats.from_state(record))
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                raise ValueError(f"bad record {i} in a metrics state: {exc!r}") from exc
+        self._stats, self._index, self._parents = fresh._stats, fresh._index, fresh._parents
+        self._layout = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickling and copy.deepcopy go through get_state(): the same data, fresh caches.

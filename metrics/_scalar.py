@@ -7,6 +7,7 @@ itself; ``value == value`` is how the numeric kinds drop NaNs without a function
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Any, ClassVar
@@ -30,6 +31,20 @@ def _nan_if_none(value: Any) -> Any:
     return _NAN if value is None else value
 
 
+def _number(state: Mapping[str, Any], field: str, *, or_none: bool = False) -> Any:
+    """Return ``state[field]`` if it is a number (or None if allowed); ValueError if not.
+
+    States come from files: a string loaded here would only fail at the next log or reduce.
+    """
+    value = state[field]
+    if (value is None and or_none) or (
+        isinstance(value, numbers.Real) and not isinstance(value, bool)
+    ):
+        return value
+    allowed = "a number or None" if or_none else "a number"
+    raise ValueError(f"state field {field!r} must be {allowed}, got {value!r}")
+
+
 class _OneValueStats(Stats):
     """Shared parts of the kinds that hold one running number (NaN while empty)."""
 
@@ -39,7 +54,7 @@ class _OneValueStats(Stats):
         return {"value": _none_if_nan(plain(self._value))}
 
     def _load(self, state: Mapping[str, Any]) -> None:
-        self._value = _nan_if_none(state["value"])
+        self._value = _nan_if_none(_number(state, "value", or_none=True))
 
     def __len__(self) -> int:
         return int(self._value == self._value)
@@ -218,9 +233,9 @@ class _SumStats(Stats):
         }
 
     def _load(self, state: Mapping[str, Any]) -> None:
-        total = state["total"]
+        total = _number(state, "total", or_none=True)
         self._total = _EMPTY_TOTAL if total is None else total
-        self._delta = state["delta"]
+        self._delta = _number(state, "delta")
 
     def __len__(self) -> int:
         return int(self._total is not _EMPTY_TOTAL)
@@ -273,7 +288,7 @@ class _ThroughputSumStats(_SumStats):
 
     def _load(self, state: Mapping[str, Any]) -> None:
         super()._load(state)
-        self._rate = _nan_if_none(state["throughput"])
+        self._rate = _nan_if_none(_number(state, "throughput", or_none=True))
 
 
 class _ItemStats(Stats):
@@ -311,6 +326,8 @@ class _ItemStats(Stats):
 
     def _load(self, state: Mapping[str, Any]) -> None:
         items = state["value"]
+        if not isinstance(items, list):
+            raise ValueError(f"state field 'value' must be a list, got {items!r}")
         self._value = items[-1] if items else _UNSET
 
     def __len__(self) -> int:

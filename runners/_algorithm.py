@@ -15,20 +15,15 @@ from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult
 from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger, results
 
-from ._checkpoint import (
-    callback_states,
-    config_from_record,
-    config_record,
-    read_checkpoint,
-    set_callback_states,
-    write_checkpoint,
-)
+from ._checkpoint import config_from_record, read_checkpoint, write_checkpoint
 from ._config import AlgorithmConfig
 from ._env import TaskSettableEnv
 from ._errors import AlgorithmStateError
 from ._evaluation import EVALUATION_KEY, Evaluation
 from ._facade import SyncFacade
 from ._loop import LoopThread, in_event_loop
+from ._state import load_state, saved_state
+from ._structure import check_structure
 from .backends._group import EnvRunnerGroup
 
 __all__ = ("Algorithm",)
@@ -102,11 +97,19 @@ class Algorithm(SyncFacade):
         }
 
     def get_extra_state(self) -> dict[str, Any]:
-        """Return algorithm-specific state for checkpoints (plain data and numpy arrays)."""
+        """Return algorithm-specific state for checkpoints (plain data, numpy array copies)."""
         return {}
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
         """Restore what ``get_extra_state()`` returned."""
+
+    def check_extra_state(self, state: dict[str, Any]) -> None:
+        """Raise ValueError if ``set_extra_state(state)`` would fail; change nothing.
+
+        Restores call it before changing anything. The default wants the structure of
+        ``get_extra_state()``: the same keys, array shapes and dtypes, kinds of values.
+        """
+        check_structure(state, self.get_extra_state(), "extra")
 
     # --- acting -----------------------------------------------------------------------------
 
@@ -252,31 +255,25 @@ class Algorithm(SyncFacade):
         """Write the Algorithm's state into directory ``path`` (created if needed).
 
         The file is written under a temporary name and renamed, so a crash never leaves a
-        half-written checkpoint.
+        half-written checkpoint; the save also removes such temporary files that earlier,
+        interrupted saves left in ``path``. The file carries a SHA-256 checksum.
         """
         self._require("ready", "save_to_path")
-        state = {
-            "algorithm": type(self).__name__,
-            "training_iteration": self.training_iteration,
-            "learner": self.learner.get_state(),
-            "metrics": self.metrics.get_state(),
-            "callbacks": callback_states(self.bus.callbacks),
-            "extra": self.get_extra_state(),
-            "config": config_record(self.config),
-        }
         directory = Path(path)
-        await anyio.to_thread.run_sync(write_checkpoint, directory, state)
+        await anyio.to_thread.run_sync(write_checkpoint, directory, saved_state(self))
         return directory
 
     async def arestore_from_path(self, path: str | os.PathLike[str]) -> None:
-        """Load a state written by ``save_to_path``; publish ``on_checkpoint_loaded``."""
+        """Load a state written by ``save_to_path``; publish ``on_checkpoint_loaded``.
+
+        All or nothing: the checkpoint is verified (checksum) and checked against this
+        Algorithm (sections, the learner's shapes, metrics, extra state) before anything
+        changes, and a part that still fails to load rolls the others back. Any failure is
+        a ConfigError naming the file; the Algorithm is then as it was.
+        """
         self._require("ready", "restore_from_path")
         state = await anyio.to_thread.run_sync(read_checkpoint, path, type(self).__name__)
-        self.training_iteration = state["training_iteration"]
-        self.learner.set_state(state["learner"])
-        self.metrics.set_state(state["metrics"])
-        set_callback_states(self.bus.callbacks, state["callbacks"])
-        self.set_extra_state(state.get("extra", {}))
+        load_state(self, state, path)
         await self.env_runner_group.sync_weights(self.learner.module.get_state())
         await self._publisher.publish(CheckpointLoaded, path=str(path))
 
@@ -288,10 +285,11 @@ class Algorithm(SyncFacade):
 
         The checkpoint keeps the config's data settings, never code; if the config held
         code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
+        A checkpoint that cannot be restored is a ConfigError; what was built is stopped.
         """
         state = read_checkpoint(path)
         if config is None:
-            config = config_from_record(state.get("config"), path)
+            config = config_from_record(state["config"], path)
         name = state["algorithm"]
         algo_class = config.algo_class
         if getattr(algo_class, "__name__", None) != name or not (
@@ -301,7 +299,10 @@ class Algorithm(SyncFacade):
                 f"checkpoint {str(path)!r} holds a {name} algorithm; "
                 f"{type(config).__name__} builds {getattr(algo_class, '__name__', None)}"
             )
-        algorithm: Algorithm = config.build()
+        try:
+            algorithm: Algorithm = config.build()
+        except Exception as exc:  # an env that is not registered here, a bad setting, ...
+            raise ConfigError(f"cannot build checkpoint {str(path)!r}'s {name}: {exc}") from exc
         try:
             algorithm.restore_from_path(path)
         except BaseException:

@@ -1,8 +1,19 @@
-"""Checkpoint files: one MessagePack file per checkpoint directory, written atomically."""
+"""Checkpoint files: one MessagePack file per checkpoint directory, written atomically.
+
+Version 2 (the one written) is a MessagePack map ``{"version": 2, "sha256": digest, "body":
+bytes}`` whose body is the MessagePack of the state and whose digest is the body's SHA-256:
+any flipped bit, truncation or garbage is refused before the state is even decoded.
+Version 1 files (the state map itself, ``"version": 1`` among its keys, no digest) are
+still read, so checkpoints saved before version 2 keep loading; they are only checked for
+structure. One flipped bit cannot make a version-2 file pass as version 1: 2 and 1 differ in
+two bits, and a file with a digest or a body is never read as version 1.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,20 +29,47 @@ __all__ = (
     "callback_states",
     "config_from_record",
     "config_record",
+    "decode_checkpoint",
+    "encode_checkpoint",
+    "pair_callback_states",
     "read_checkpoint",
-    "set_callback_states",
     "write_checkpoint",
 )
 
 CHECKPOINT_FILE = "algorithm_state.msgpack"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+# The sections of a state and their types (training_iteration is also checked to be >= 0).
+SECTIONS: dict[str, type | tuple[type, ...]] = {
+    "algorithm": str,
+    "training_iteration": int,
+    "learner": dict,
+    "metrics": dict,
+    "callbacks": list,
+    "extra": dict,
+    "config": dict,
+}
+_TMP_PREFIX, _TMP_SUFFIX = ".tmp-", ".msgpack"
+# Exactly the names tempfile.mkstemp gives ours (8 characters of its alphabet), so that
+# cleaning up never touches a user's own ".tmp-..." file.
+_TMP_NAME = re.compile(rf"{re.escape(_TMP_PREFIX)}[a-z0-9_]{{8}}{re.escape(_TMP_SUFFIX)}")
+
+
+def encode_checkpoint(state: dict[str, Any]) -> bytes:
+    """Return the bytes of a version-2 checkpoint file holding ``state``."""
+    body = codec.encode_msgpack(state)
+    digest = hashlib.sha256(body).digest()
+    return codec.encode_msgpack({"version": CHECKPOINT_VERSION, "sha256": digest, "body": body})
 
 
 def write_checkpoint(directory: Path, state: dict[str, Any]) -> None:
-    """Write ``state`` under a temporary name, then rename it into place (never half-written)."""
-    data = codec.encode_msgpack({"version": CHECKPOINT_VERSION, **state})
+    """Write ``state`` under a temporary name, then rename it into place (never half-written).
+
+    Then remove the temporary files that earlier saves left here when they were killed
+    between writing and renaming (a crash, a kill -9): they are never checkpoints.
+    """
+    data = encode_checkpoint(state)
     directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".msgpack")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
@@ -41,12 +79,20 @@ def write_checkpoint(directory: Path, state: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _remove_stray_temporaries(directory)
+
+
+def _remove_stray_temporaries(directory: Path) -> None:
+    for entry in os.scandir(directory):
+        if _TMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            Path(entry.path).unlink(missing_ok=True)  # another cleaner may be faster
 
 
 def read_checkpoint(path: str | os.PathLike[str], algorithm: str | None = None) -> dict[str, Any]:
     """Read the checkpoint in directory ``path``, written for an ``algorithm`` Algorithm (any).
 
-    Raises ConfigError naming the path for a missing, unreadable, foreign or other
+    Returns the state with its sections checked (present, of the right types). Raises
+    ConfigError naming the file for a missing, unreadable, corrupt, foreign or other
     algorithm's checkpoint.
     """
     file = Path(path) / CHECKPOINT_FILE
@@ -54,19 +100,99 @@ def read_checkpoint(path: str | os.PathLike[str], algorithm: str | None = None) 
         data = file.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"no checkpoint at {str(path)!r}: {file.name} is missing") from None
-    try:
-        state = codec.decode_msgpack(data)
-    except codec.CodecError as exc:
-        raise ConfigError(f"{str(file)!r} is not a readable checkpoint: {exc}") from exc
-    if not isinstance(state, dict) or state.get("version") != CHECKPOINT_VERSION:
+    except OSError as exc:
+        raise ConfigError(f"cannot read checkpoint {str(file)!r}: {exc}") from exc
+    state = decode_checkpoint(data, file)
+    if algorithm is not None and state["algorithm"] != algorithm:
         raise ConfigError(
-            f"{str(file)!r} is not a hookbus checkpoint of version {CHECKPOINT_VERSION}"
-        )
-    if algorithm is not None and state.get("algorithm") != algorithm:
-        raise ConfigError(
-            f"checkpoint {str(path)!r} holds a {state.get('algorithm')} algorithm, not {algorithm}"
+            f"checkpoint {str(file)!r} holds a {state['algorithm']} algorithm, not {algorithm}"
         )
     return state
+
+
+def decode_checkpoint(data: bytes, file: Path) -> dict[str, Any]:
+    """Return the state in checkpoint bytes ``data``; ConfigError naming ``file`` if bad."""
+    document = _decode(data, file, "")
+    version = document.get("version") if isinstance(document, dict) else None
+    if type(version) is int and version == 1 and not {"sha256", "body"} & document.keys():
+        # Early version-1 files predate the extra state and the config record.
+        state = {"extra": {}, "config": {}, **document}
+        del state["version"]
+    elif type(version) is int and version == CHECKPOINT_VERSION:
+        state = _decode(_checked_body(document, file), file, " body")
+    else:
+        raise ConfigError(
+            f"{str(file)!r} is not a hookbus checkpoint: expected a map with version "
+            f"{CHECKPOINT_VERSION} (or 1), got {_describe(document)}"
+        )
+    _check_sections(state, file)
+    return state
+
+
+def _decode(data: bytes, file: Path, part: str) -> Any:
+    try:
+        return codec.decode_msgpack(data)
+    except Exception as exc:  # any failure to decode bytes from a file: CodecError and kin
+        raise ConfigError(f"{str(file)!r} is not a readable checkpoint{part}: {exc}") from exc
+
+
+def _checked_body(document: dict[str, Any], file: Path) -> bytes:
+    """Return the envelope's body once its digest matches; ConfigError otherwise."""
+    if document.keys() != {"version", "sha256", "body"}:
+        raise ConfigError(
+            f"{str(file)!r} is a damaged checkpoint: its envelope has keys "
+            f"{sorted(map(str, document))!r}, expected ['body', 'sha256', 'version']"
+        )
+    body, digest = document["body"], document["sha256"]
+    if not isinstance(body, bytes) or not isinstance(digest, bytes):
+        raise ConfigError(f"{str(file)!r} is a damaged checkpoint: body or digest not bytes")
+    if hashlib.sha256(body).digest() != digest:
+        raise ConfigError(
+            f"{str(file)!r} is a damaged checkpoint: its SHA-256 checksum does not match "
+            f"its contents (the file changed after it was written)"
+        )
+    return body
+
+
+def _check_sections(state: Any, file: Path) -> None:
+    if not isinstance(state, dict):
+        raise ConfigError(f"{str(file)!r} holds {_describe(state)}, not a checkpoint state")
+    missing = [name for name in SECTIONS if name not in state]
+    unknown = sorted(str(name) for name in state if name not in SECTIONS)
+    if missing or unknown:
+        raise ConfigError(
+            f"{str(file)!r} does not hold the sections of a checkpoint: missing {missing!r}, "
+            f"unknown {unknown!r}; expected {list(SECTIONS)!r}"
+        )
+    for name, kind in SECTIONS.items():
+        value = state[name]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ConfigError(
+                f"{str(file)!r} has a bad {name!r} section: expected {_kind_name(kind)}, "
+                f"got {_describe(value)}"
+            )
+    if state["training_iteration"] < 0:
+        raise ConfigError(
+            f"{str(file)!r} has training_iteration {state['training_iteration']!r}, "
+            "expected an int >= 0"
+        )
+    for record in state["callbacks"]:
+        if not (isinstance(record, dict) and record.keys() == {"class", "state"}) or not (
+            isinstance(record["class"], str)
+        ):
+            raise ConfigError(
+                f"{str(file)!r} has a bad 'callbacks' section: expected a list of "
+                f"{{'class': str, 'state': ...}}, got an entry {_describe(record)}"
+            )
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    return kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text}" if len(text) <= 60 else type(value).__name__
 
 
 def callback_states(callbacks: tuple[object, ...]) -> list[dict[str, Any]]:
@@ -79,18 +205,24 @@ def callback_states(callbacks: tuple[object, ...]) -> list[dict[str, Any]]:
     return states
 
 
-def set_callback_states(callbacks: tuple[object, ...], states: list[dict[str, Any]]) -> None:
-    """Give each callback the saved state of the same class, in order."""
+def pair_callback_states(
+    callbacks: tuple[object, ...], states: list[dict[str, Any]]
+) -> list[tuple[Any, Any]]:
+    """Pair each callback that has a ``set_state`` with the saved state of its class.
+
+    Saved states go to callbacks of the same class in order; None states are left out.
+    """
     by_class: dict[str, list[Any]] = {}
     for record in states:
         by_class.setdefault(record["class"], []).append(record["state"])
+    pairs = []
     for cb in callbacks:
         saved = by_class.get(type(cb).__qualname__)
         if saved:
             state = saved.pop(0)
-            set_state = getattr(cb, "set_state", None)
-            if state is not None and set_state is not None:
-                set_state(state)
+            if state is not None and getattr(cb, "set_state", None) is not None:
+                pairs.append((cb, state))
+    return pairs
 
 
 def config_record(config: Any) -> dict[str, Any]:
@@ -123,12 +255,12 @@ def _is_data(value: object) -> bool:
 
 def config_from_record(record: Any, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
     """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
-    if not isinstance(record, dict):
-        raise ConfigError(f"checkpoint {str(path)!r} holds no config; pass config=...")
+    if not isinstance(record, dict) or record.keys() != {"class", "settings", "code"}:
+        raise ConfigError(f"checkpoint {str(path)!r} holds no readable config; pass config=...")
     if record["code"]:
         raise ConfigError(
             f"checkpoint {str(path)!r} was saved from a config with code in "
-            f"{', '.join(record['code'])}, which checkpoints never hold; pass it: "
+            f"{', '.join(map(str, record['code']))}, which checkpoints never hold; pass it: "
             f"Algorithm.from_checkpoint(path, config=...)"
         )
     classes = {c.__name__: c for c in _subclasses(AlgorithmConfig)}
@@ -139,8 +271,11 @@ def config_from_record(record: Any, path: str | os.PathLike[str]) -> AlgorithmCo
             f"{', '.join(sorted(classes))}"
         )
     config: AlgorithmConfig[Any] = config_class()
-    for section, settings in record["settings"].items():
-        getattr(config, section)(**settings)
+    settings = record["settings"]
+    if not isinstance(settings, dict):
+        raise ConfigError(f"checkpoint {str(path)!r} holds a bad config: {_describe(settings)}")
+    # Decoded through the sections' typed structs: a file only ever sets settings.
+    config.update_from_dict(settings, where=f"checkpoint {str(path)!r} holds a bad config")
     return config
 
 

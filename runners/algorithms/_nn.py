@@ -25,6 +25,7 @@ __all__ = (
     "Adam",
     "Array",
     "Params",
+    "checked_like",
     "copy_into",
     "global_norm",
     "hidden_sizes",
@@ -195,24 +196,40 @@ class Adam:
         }
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`get_state` returned, into the existing arrays."""
-        self.step_count = int(state["step"])
-        copy_into(self.m, state["m"])
-        copy_into(self.v, state["v"])
+        """Restore what :meth:`get_state` returned, into the existing arrays.
+
+        Everything is checked before anything is copied: a bad state changes nothing.
+        """
+        step = int(state["step"])
+        m, v = checked_like(self.m, state["m"]), checked_like(self.v, state["v"])
+        self.step_count = step
+        _copy(self.m, m)
+        _copy(self.v, v)
 
 
 def copy_into(dst: MutableMapping[str, Array], src: Mapping[str, Any]) -> None:
     """Copy arrays from ``src`` into the same-named arrays of ``dst``, checking keys and shapes.
 
     Copying (rather than rebinding) keeps every holder of ``dst``'s arrays, such as an
-    :class:`MLP`'s layer list, looking at the restored values.
+    :class:`MLP`'s layer list, looking at the restored values. All entries are checked
+    before any is copied, so a ValueError leaves ``dst`` as it was.
     """
+    _copy(dst, checked_like(dst, src))
+
+
+def checked_like(dst: Mapping[str, Array], src: Mapping[str, Any]) -> dict[str, Array]:
+    """Return ``src``'s arrays in ``dst``'s dtypes; ValueError unless keys and shapes match."""
     if set(src) != set(dst):
         raise ValueError(
             f"state keys {sorted(src)!r} do not match the expected keys {sorted(dst)!r}"
         )
+    arrays = {k: np.asarray(src[k], dtype=arr.dtype) for k, arr in dst.items()}
     for k, arr in dst.items():
-        new = np.asarray(src[k], dtype=arr.dtype)
-        if new.shape != arr.shape:
-            raise ValueError(f"state entry {k!r} has shape {new.shape}, expected {arr.shape}")
-        np.copyto(arr, new)
+        if arrays[k].shape != arr.shape:
+            raise ValueError(f"state entry {k!r} has shape {arrays[k].shape}, expected {arr.shape}")
+    return arrays
+
+
+def _copy(dst: MutableMapping[str, Array], arrays: Mapping[str, Array]) -> None:
+    for k, arr in dst.items():
+        np.copyto(arr, arrays[k])

@@ -111,3 +111,29 @@ def test_unknown_extension_type_is_named() -> None:
     data = msgspec.msgpack.encode(msgspec.msgpack.Ext(9, b"xx"))
     with pytest.raises(codec.CodecError, match="unknown MessagePack extension type 9"):
         codec.decode_msgpack(data)
+
+
+@settings(max_examples=300)
+@given(st.integers(0, 8 * 200 - 1))
+def test_any_flipped_bit_decodes_or_is_a_codec_error(bit: int) -> None:
+    # Damaged files (checkpoints, recordings) must fail as CodecError, never as numpy's or
+    # the str decoder's own exceptions.
+    data = bytearray(codec.encode_msgpack({"name": "pi.w0", "w": np.arange(6.0).reshape(2, 3)}))
+    data[bit // 8 % len(data)] ^= 1 << (bit % 8)
+    try:
+        codec.decode_msgpack(bytes(data))
+    except codec.CodecError:
+        pass
+
+
+def test_damaged_array_bytes_and_bad_utf8_are_codec_errors() -> None:
+    import msgspec
+
+    good = codec.encode_msgpack(np.zeros(3, np.float32))
+    payload: bytes = msgspec.msgpack.decode(good, ext_hook=lambda code, data: bytes(data))
+    for damaged in (payload[:-1], payload.replace(b"<f4", b"<q9")):
+        data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, damaged))
+        with pytest.raises(codec.CodecError, match="a numpy value's bytes are damaged"):
+            codec.decode_msgpack(data)
+    with pytest.raises(codec.CodecError, match="utf-8"):
+        codec.decode_msgpack(b"\xa1\xff")

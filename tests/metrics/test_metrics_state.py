@@ -99,6 +99,47 @@ def test_bad_state() -> None:
         MetricsLogger().set_state({"stats": []})
 
 
+def _break(key: str, field: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(state: dict[str, Any]) -> None:
+        (record,) = [r for r in state["stats"] if r["key"] == [key]]
+        record["state"][field] = value
+
+    return change
+
+
+def _append(record: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda state: state["stats"].append(record)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        # Records after the first: a loader that resets first would end half-loaded.
+        (_break("low", "value", "high"), r"bad record 3 .*'value' must be a number or None"),
+        (_break("ema", "value", "high"), r"'value' must be a number or None, got 'high'"),
+        (_break("per_iter", "total", [1]), r"'total' must be a number or None"),
+        (_break("steps", "delta", None), r"'delta' must be a number, got None"),
+        (_break("steps", "throughput", True), r"'throughput' must be a number or None"),
+        (_break("last", "value", "x"), r"'value' must be a list, got 'x'"),
+        (_break("pct", "values", ["a"]), r"bad record"),
+        (_append({"key": ["x"], "spec": "garbage", "state": {}}), "not a valid metrics spec"),
+        (_append("garbage"), r"bad record"),
+        (_append({"key": [], "spec": {}, "state": {}}), r"bad record.*metric key"),
+        (lambda state: state.update(stats="garbage"), r"'stats' is a list, not str"),
+    ],
+)
+def test_a_malformed_state_is_a_value_error_that_changes_nothing(
+    change: Callable[[dict[str, Any]], None], match: str
+) -> None:
+    logger = busy_logger()
+    before = encode_msgpack(logger.get_state())
+    state = decode_msgpack(before)
+    change(state)
+    with pytest.raises(ValueError, match=match):
+        logger.set_state(state)
+    assert encode_msgpack(logger.get_state()) == before
+
+
 def test_empty_and_nan_states(round_trip: RoundTrip) -> None:
     logger = MetricsLogger()
     logger.log_value("nan_only", math.nan, window=3)

@@ -12,7 +12,7 @@ import pytest
 
 from hookbus.events.codec import decode_msgpack, encode_msgpack
 from hookbus.runners import PPOConfig, PPOLearner, PPOModule, Trajectory
-from hookbus.runners.algorithms._nn import MLP, Adam, Params
+from hookbus.runners.algorithms._nn import MLP, Adam, Params, copy_into
 from hookbus.runners.algorithms.ppo._learner import compute_gae, explained_variance
 
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (4,))
@@ -416,3 +416,26 @@ def test_ppo_learns_cartpole() -> None:
     # A random policy averages ~22 on CartPole; 8 updates on 2000 steps each reach ~150-200.
     assert first < 30
     assert last > 100
+
+
+def test_a_bad_state_changes_no_weight_and_no_moment() -> None:
+    # Checked whole before anything is copied: a restore that fails leaves nothing half-set.
+    params: Params = {"a": np.zeros(2), "b": np.zeros(3)}
+    with pytest.raises(ValueError, match=r"'b' has shape \(4,\), expected \(3,\)"):
+        copy_into(params, {"a": np.ones(2), "b": np.ones(4)})
+    assert not params["a"].any()
+    adam = Adam(params, lr=0.1)
+    adam.step({"a": np.ones(2), "b": np.ones(3)})
+    before = adam.get_state()
+    bad = {**before, "step": 7, "m": {"a": np.ones(2), "b": np.ones(3)}, "v": {"a": np.ones(2)}}
+    with pytest.raises(ValueError, match="do not match the expected keys"):
+        adam.set_state(bad)
+    assert encode_msgpack(adam.get_state()) == encode_msgpack(before)
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), seed=0)
+    state = learner.get_state()
+    state["module"] = {k: v + 1 for k, v in state["module"].items()}
+    state["rng"] = {**state["rng"], "inc": "not a number"}
+    weights = encode_msgpack(learner.get_state())
+    with pytest.raises(ValueError, match="not a number"):
+        learner.set_state(state)
+    assert encode_msgpack(learner.get_state()) == weights

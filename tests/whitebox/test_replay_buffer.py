@@ -135,6 +135,33 @@ def test_set_state_refuses_another_buffer_type() -> None:
         PrioritizedReplayBuffer(4).set_state(state)
 
 
+@pytest.mark.parametrize("cls", [ReplayBuffer, PrioritizedReplayBuffer])
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("rng", np.zeros(5, np.uint64), "6 uint64 words, got 5"),
+        ("next_index", 6, "inconsistent"),
+        ("num_added", "many", "invalid literal"),
+        ("size", 5, "inconsistent|priorities for 5 rows"),
+        ("priorities", np.ones(2), r"\(2,\) priorities for 6 rows"),
+    ],
+)
+def test_a_bad_state_raises_and_changes_nothing(
+    cls: type[ReplayBuffer], field: str, value: Any, match: str
+) -> None:
+    buffer = cls(6, seed=1)
+    buffer.add(rows(0, 8))
+    before = buffer.get_state()
+    other = cls(6, seed=2)
+    other.add(rows(10, 7))
+    state = {**other.get_state(), field: value}
+    if field == "priorities" and cls is ReplayBuffer:
+        return  # a uniform buffer has no priorities
+    with pytest.raises(ValueError, match=match):
+        buffer.set_state(state)
+    assert_states_equal(buffer.get_state(), before)
+
+
 def test_prioritized_sampling_follows_priorities_and_weights_correct_it() -> None:
     buffer = PrioritizedReplayBuffer(8, alpha=1.0, beta=1.0, seed=0)
     buffer.add(rows(0, 4))

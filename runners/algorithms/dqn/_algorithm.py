@@ -15,6 +15,7 @@ from ..._algorithm import Algorithm
 from ..._checks import int_at_least
 from ..._config import AlgorithmConfig
 from ..._settings import NOT_SET, Settings, given
+from ..._structure import check_structure
 from ._learner import TD_ERROR_LOSS_FNS, DQNLearner
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
 from ._settings import DQNEvaluationSettings, DQNReportingSettings, DQNTrainingSettings
@@ -294,28 +295,56 @@ class DQN(Algorithm):
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return DQN's counters and, with ``store_buffer_in_checkpoints``, the buffer."""
-        state: dict[str, Any] = {
+        state = self._counters()
+        if self.config.store_buffer_in_checkpoints:
+            state["replay_buffer"] = self.local_replay_buffer.get_state()
+        return state
+
+    def _counters(self) -> dict[str, Any]:
+        return {
             "num_env_steps_sampled": self._num_env_steps_sampled,
             "last_target_update_ts": self._last_target_update_ts,
             "num_target_updates": self._num_target_updates,
             "update_credit": self._update_credit,
         }
-        if self.config.store_buffer_in_checkpoints:
-            state["replay_buffer"] = self.local_replay_buffer.get_state()
-        return state
+
+    def check_extra_state(self, state: dict[str, Any]) -> None:
+        """Raise ValueError unless the counters fit and the buffer (if loaded) loads.
+
+        The buffer goes into a scratch buffer made from this config, never the live one.
+        """
+        counters = {k: v for k, v in state.items() if k != "replay_buffer"}
+        check_structure(counters, self._counters(), "extra")
+        buffer_state = state.get("replay_buffer")
+        if buffer_state is not None and self.config.store_buffer_in_checkpoints:
+            try:
+                make_replay_buffer(self.config.replay_buffer_config).set_state(buffer_state)
+            except Exception as exc:
+                raise ValueError(f"extra['replay_buffer'] does not load: {exc}") from exc
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
-        """Restore the counters and, if the checkpoint holds one, the buffer."""
-        self._num_env_steps_sampled = int(state["num_env_steps_sampled"])
-        self._last_target_update_ts = int(state["last_target_update_ts"])
-        self._num_target_updates = int(state["num_target_updates"])
-        self._update_credit = float(state["update_credit"])
+        """Restore the counters and, if the checkpoint holds one, the buffer.
+
+        The counters are read first and set last: a bad state changes nothing.
+        """
+        counters = (
+            int(state["num_env_steps_sampled"]),
+            int(state["last_target_update_ts"]),
+            int(state["num_target_updates"]),
+            float(state["update_credit"]),
+        )
         buffer_state = state.get("replay_buffer")
         if buffer_state is not None and self.config.store_buffer_in_checkpoints:
             try:
                 self.local_replay_buffer.set_state(buffer_state)
             except ValueError as exc:
                 raise ConfigError(f"cannot restore the replay buffer: {exc}") from exc
+        (
+            self._num_env_steps_sampled,
+            self._last_target_update_ts,
+            self._num_target_updates,
+            self._update_credit,
+        ) = counters
         # The runners' episodes go on; steps waiting for a chunk from before the restore
         # would join the wrong history.
         self._transitions.forget()

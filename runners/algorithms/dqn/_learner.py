@@ -256,11 +256,12 @@ class DQNLearner:
         }
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`get_state` returned."""
+        """Restore what :meth:`get_state` returned (the count first: it may be bad)."""
+        num_updates = int(state["num_updates"])
         self.module.set_state(state["module"])
         self.target_module.set_state(state["target_module"])
         self._optimizer.set_state(state["optimizer"])
-        self.num_updates = int(state["num_updates"])
+        self.num_updates = num_updates
 
 
 def _check(name: str, value: object, ok: bool, allowed: str) -> None:

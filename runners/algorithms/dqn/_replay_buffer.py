@@ -113,14 +113,18 @@ class ReplayBuffer:
         }
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`get_state` returned (capacity included), exactly."""
-        if state.get("type") != self.type_name:
-            raise ValueError(
-                f"a {self.type_name} cannot load the state of a {state.get('type')!r} buffer"
-            )
+        """Restore what :meth:`get_state` returned (capacity included), exactly.
+
+        Everything is read and checked first: a bad state raises and changes nothing.
+        """
+        self._check_type(state)
         capacity, size = int(state["capacity"]), int(state["size"])
+        next_index, num_added = int(state["next_index"]), int(state["num_added"])
+        rng = _rng_bits(state["rng"])
         columns = {name: np.asarray(a) for name, a in state["columns"].items()}
-        if any(len(a) != size for a in columns.values()) or not 0 <= size <= capacity:
+        if any(a.ndim == 0 or len(a) != size for a in columns.values()) or not (
+            0 <= size <= capacity and 0 <= next_index < capacity
+        ):
             raise ValueError(f"inconsistent replay buffer state: size {size}, capacity {capacity}")
         self.capacity = capacity
         self._columns = {}
@@ -129,11 +133,17 @@ class ReplayBuffer:
             for name, a in columns.items():
                 self._columns[name][:size] = a
         self._size = size
-        self._next = int(state["next_index"])
-        self._num_added = int(state["num_added"])
-        _set_rng_state(self._rng, state["rng"])
+        self._next = next_index
+        self._num_added = num_added
+        self._rng.bit_generator.state = rng
 
     # --- internals --------------------------------------------------------------------------
+
+    def _check_type(self, state: Mapping[str, Any]) -> None:
+        if state.get("type") != self.type_name:
+            raise ValueError(
+                f"a {self.type_name} cannot load the state of a {state.get('type')!r} buffer"
+            )
 
     def _allocate(self, arrays: Mapping[str, NDArray[Any]]) -> None:
         # np.zeros maps pages lazily, so a large, mostly empty buffer costs little memory.
@@ -257,12 +267,18 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         return state
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`get_state` returned, exactly."""
-        super().set_state(state)
-        self.alpha, self.beta, self.eps = (float(state[k]) for k in ("alpha", "beta", "eps"))
-        self._max_priority = float(state["max_priority"])
-        self._make_tree()
+        """Restore what :meth:`get_state` returned, exactly (or raise and change nothing)."""
+        self._check_type(state)
+        alpha, beta, eps, max_priority = (
+            float(state[k]) for k in ("alpha", "beta", "eps", "max_priority")
+        )
         priorities = np.asarray(state["priorities"], dtype=np.float64)
+        if priorities.shape != (int(state["size"]),):
+            raise ValueError(f"{priorities.shape} priorities for {state['size']!r} rows")
+        super().set_state(state)
+        self.alpha, self.beta, self.eps = alpha, beta, eps
+        self._max_priority = max_priority
+        self._make_tree()
         self._tree[self._leaves : self._leaves + len(priorities)] = priorities
         # Rebuild every inner node, level by level from the leaves up.
         level = self._leaves
@@ -356,9 +372,12 @@ def _rng_state(rng: np.random.Generator) -> NDArray[np.uint64]:
     return np.array([*words, bits["has_uint32"], bits["uinteger"]], dtype=np.uint64)
 
 
-def _set_rng_state(rng: np.random.Generator, words: ArrayLike) -> None:
+def _rng_bits(words: ArrayLike) -> dict[str, Any]:
+    """Return the PCG64 state that :func:`_rng_state`'s six words describe."""
     w = [int(x) for x in np.asarray(words, dtype=np.uint64)]
-    rng.bit_generator.state = {
+    if len(w) != 6:
+        raise ValueError(f"a replay buffer's rng state is 6 uint64 words, got {len(w)}")
+    return {
         "bit_generator": "PCG64",
         "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
         "has_uint32": w[4],

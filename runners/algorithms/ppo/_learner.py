@@ -410,17 +410,22 @@ class PPOLearner:
         }
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`get_state` returned."""
-        self.module.set_state(state["module"])
-        self._optimizer.set_state(state["optimizer"])
-        self.curr_kl_coeff = float(state["curr_kl_coeff"])
+        """Restore what :meth:`get_state` returned.
+
+        The scalars are converted first, so a bad one raises before any weight changes.
+        """
+        kl_coeff = float(state["curr_kl_coeff"])
         rng = state["rng"]
-        self._rng.bit_generator.state = {
+        bits = {
             "bit_generator": "PCG64",
             "state": {"state": int(rng["state"]), "inc": int(rng["inc"])},
             "has_uint32": int(rng["has_uint32"]),
             "uinteger": int(rng["uinteger"]),
         }
+        self.module.set_state(state["module"])
+        self._optimizer.set_state(state["optimizer"])
+        self.curr_kl_coeff = kl_coeff
+        self._rng.bit_generator.state = bits
 
 
 def _is_int(value: object) -> bool:
