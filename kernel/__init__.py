@@ -17,6 +17,7 @@ from ._errors import (
     RecordingError as RecordingError,
 )
 from ._hooks import LIVE_ARGS as LIVE_ARGS
+from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
 from ._record import (
@@ -37,6 +38,8 @@ __all__ = (
     "BusClosedError",
     "BusStatistics",
     "Callback",
+    "ChainEntry",
+    "ChainExplanation",
     "ConfigError",
     "Dispatcher",
     "Episode",

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import logging
-import warnings
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from hookbus.events import HOOKS, BaseEvent
 
-from ._callback import overridden_hooks
-from ._chain import Handler, compile_chain
+from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
+from ._chain import Handler, compile_chain, describe
 from ._checks import (
     OnError,
     as_list,
@@ -24,19 +22,16 @@ from ._checks import (
     check_on_error,
     checked_callbacks,
 )
-from ._errors import BusClosedError, ConfigError
+from ._errors import BusClosedError, ConfigError, HookbusWarning
 from ._hooks import LIVE_ARGS, event_type_for, hook_name
+from ._order import ChainExplanation, check_refs, explain, placement, resolve
 from ._plugins import load_plugins
 from ._services import ServiceRegistry
 from ._stream import EventStream
 
-__all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")
+__all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")  # the warning: its old home
 
 logger = logging.getLogger("hookbus")
-
-
-class HookbusWarning(UserWarning):
-    """Warn about something that works but is probably not what was meant."""
 
 
 class Dispatcher:
@@ -150,27 +145,39 @@ class Bus:
         for name, value in hook_callables.items():
             hook = hook_name(name)
             new_callables[hook] = [Handler.of(check_handler(fn, hook)) for fn in as_list(value)]
-        added = _instantiate(checked_callbacks(callbacks_class))
+        added = instantiate(checked_callbacks(callbacks_class))
+        new_classes: dict[str, list[Handler]] = {}
         for callback in added:
-            _warn_stray_hooks(callback)
-            observer = bool(getattr(callback, "observer", False))
+            warn_stray_hooks(callback)
+            options = _class_options(callback)
             for hook in overridden_hooks(callback):
-                handler = Handler.of(getattr(callback, hook), observer=observer)
-                self._class_handlers[hook].append(handler)
+                handler = Handler.of(getattr(callback, hook), **options)
+                new_classes.setdefault(hook, []).append(handler)
+        self._add((new_classes, self._class_handlers), (new_callables, self._callables))
         self.callbacks = (*self.callbacks, *added)
-        for hook, handlers in new_callables.items():
-            self._callables[hook].extend(handlers)
-        for hook in HOOKS:
-            self._recompile(hook)
 
-    def subscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
+    def subscribe(
+        self,
+        event_type: type[BaseEvent] | str,
+        fn: Callable[..., Any],
+        *,
+        before: object = None,
+        after: object = None,
+        priority: int = 0,
+    ) -> None:
         """Add ``fn`` at the end of the chain of ``event_type`` (an event type or hook name).
 
         ``fn`` is called as ``fn(event=..., **live_arguments)``; it may be async.
+        ``before`` / ``after`` (a handler name, a Callback class, a subscribed callable, or a
+        list of them) and ``priority`` (higher runs earlier; default 0) move it within the
+        chain (docs/subscribing.md, "Ordering"); a cycle or an unknown name is a ConfigError.
         """
         hook = self._open_hook(event_type)
-        self._subscribed[hook].append(Handler.of(check_handler(fn, hook), observer=True))
-        self._recompile(hook)
+        first, then, rank = placement(before, after, priority, describe(fn))
+        handler = Handler.of(
+            check_handler(fn, hook), observer=True, before=first, after=then, priority=rank
+        )
+        self._add(({hook: [handler]}, self._subscribed))
 
     def unsubscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
         """Remove the first ``subscribe()``-d handler equal to ``fn`` from the chain."""
@@ -267,6 +274,22 @@ class Bus:
         """Return the hooks that have at least one observer (what workers must forward)."""
         return frozenset(d.hook for d in self._dispatchers.values() if d.observe is not None)
 
+    def explain(self, event_type: type[BaseEvent] | str) -> ChainExplanation:
+        """Return the resolved chain of ``event_type``, each handler with why it is there.
+
+        ``.names`` lists the handlers in run order; ``print()`` shows a numbered table.
+        """
+        hook = event_type_for(event_type).hook
+        sections = ("class", "callable", "subscribed", "stream")
+        parts = zip(sections, self._chain_parts(), strict=True)
+        default = [(h, section) for section, part in parts for h in part[hook]]
+
+        def where(handler: Handler) -> tuple[str, int]:
+            i = next(i for i, (h, _) in enumerate(default) if h is handler)
+            return default[i][1], i
+
+        return explain(hook, self._resolved(hook), where)
+
     # --- state and lifecycle ------------------------------------------------------------
 
     def statistics(self) -> BusStatistics:
@@ -347,8 +370,37 @@ class Bus:
             raise BusClosedError("cannot subscribe to a closed bus")
         return event_type_for(event_type).hook
 
-    def _recompile(self, hook: str) -> None:
-        handlers = [h for part in self._chain_parts() for h in part[hook]]
+    def _add(self, *changes: tuple[dict[str, list[Handler]], dict[str, list[Handler]]]) -> None:
+        """Append each change's new handlers to its part of the chains; all or nothing.
+
+        Constraints are checked first (unknown names), then every changed chain is resolved
+        (cycles); a ConfigError leaves the bus as it was.
+        """
+        added = [h for new, _ in changes for hs in new.values() for h in hs]
+        everyone = [h for p in self._chain_parts() for hs in p.values() for h in hs]
+        check_refs(added, everyone + added)
+        undo = [(part[hook], len(part[hook])) for new, part in changes for hook in new]
+        for new, part in changes:
+            for hook, handlers in new.items():
+                part[hook].extend(handlers)
+        hooks = {hook for new, _ in changes for hook in new}
+        try:
+            resolved = {hook: self._resolved(hook) for hook in hooks}
+        except ConfigError:
+            for handlers, n in undo:
+                del handlers[n:]
+            raise
+        for hook, handlers in resolved.items():
+            self._recompile(hook, handlers)
+
+    def _resolved(self, hook: str) -> list[Handler]:
+        """Return ``hook``'s chain in run order: constraints resolved, then the streams."""
+        ordered = [h for part in self._chain_parts()[:3] for h in part[hook]]
+        return [*resolve(hook, ordered), *self._feeders[hook]]
+
+    def _recompile(self, hook: str, handlers: list[Handler] | None = None) -> None:
+        if handlers is None:
+            handlers = self._resolved(hook)
         dispatcher = self._dispatchers[HOOKS[hook]]
 
         def failed(exc: BaseException, handler: Handler) -> None:
@@ -382,32 +434,11 @@ def _closed_bus(event: BaseEvent, *args: Any, **kwargs: Any) -> None:
     raise BusClosedError(f"cannot publish {type(event).__name__}: the bus is closed")
 
 
-def _instantiate(items: Iterable[object]) -> list[object]:
-    """Turn callback classes (checked already) into instances; instances pass through."""
-    instances = []
-    for item in items:
-        if isinstance(item, type):
-            try:
-                item = item()
-            except TypeError as exc:
-                raise ConfigError(
-                    f"cannot instantiate callback class {item.__qualname__} with no arguments "
-                    f"({exc}); pass an instance instead"
-                ) from exc
-            # A class's hooks were checked unbound; an instance may add its own attributes.
-        instances.append(item)
-    return instances
-
-
-def _warn_stray_hooks(callback: object) -> None:
-    """Warn about ``on_*`` methods that look like misspelt hooks (they would never run)."""
-    for name in dir(type(callback)):
-        if name.startswith("on_") and name not in HOOKS and callable(getattr(callback, name)):
-            close = difflib.get_close_matches(name, HOOKS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            warnings.warn(
-                f"{type(callback).__qualname__}.{name} is not a hook and will never be "
-                f"called{hint}",
-                HookbusWarning,
-                stacklevel=4,
-            )
+def _class_options(callback: object) -> dict[str, Any]:
+    """Return the Handler options a class handler's instance sets by class attributes."""
+    observer = bool(getattr(callback, "observer", False))
+    if not isinstance(callback, Callback):  # duck-typed objects: no ordering attributes
+        return {"observer": observer}
+    where = type(callback).__qualname__
+    before, after, priority = placement(callback.before, callback.after, callback.priority, where)
+    return {"observer": observer, "before": before, "after": after, "priority": priority}

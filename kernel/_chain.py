@@ -64,13 +64,26 @@ class Handler:
     is_async: bool
     takes_live: bool = True  # False for stream feeders, which take the event alone
     observer: bool = False  # watches every runner's events from the Algorithm's bus
+    # Ordering constraints (``_order``): handler names, Callback classes or callables.
+    before: tuple[Any, ...] = ()
+    after: tuple[Any, ...] = ()
+    priority: int = 0
 
     @classmethod
     def of(
-        cls, fn: Callable[..., Any], *, takes_live: bool = True, observer: bool = False
+        cls,
+        fn: Callable[..., Any],
+        *,
+        takes_live: bool = True,
+        observer: bool = False,
+        before: tuple[Any, ...] = (),
+        after: tuple[Any, ...] = (),
+        priority: int = 0,
     ) -> Handler:
         """Describe ``fn``, deciding once whether it is async."""
-        return cls(fn, describe(fn), is_async_callable(fn), takes_live, observer)
+        return cls(
+            fn, describe(fn), is_async_callable(fn), takes_live, observer, before, after, priority
+        )
 
 
 ErrorSink = Callable[[BaseException, Handler], None]
