@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import logging
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -15,77 +12,24 @@ from hookbus.events import HOOKS, BaseEvent
 from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
 from ._chain import Handler, compile_chain, describe
 from ._checks import (
-    OnError,
     as_list,
     check_callback,
     check_handler,
     check_on_error,
+    check_quarantine_after,
     checked_callbacks,
 )
+from ._dispatcher import Dispatcher
 from ._errors import BusClosedError, ConfigError, HookbusWarning
 from ._hooks import LIVE_ARGS, event_type_for, hook_name
 from ._order import ChainExplanation, check_refs, explain, placement, resolve
 from ._plugins import load_plugins
+from ._policy import ErrorPolicies
 from ._services import ServiceRegistry
+from ._stats import BusStatistics
 from ._stream import EventStream
 
 __all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")  # the warning: its old home
-
-logger = logging.getLogger("hookbus")
-
-
-class Dispatcher:
-    """One hook's compiled chain; the bus keeps ``call`` current as subscribers change.
-
-    Publishers on a hot path hold the dispatcher and skip ``publish()``'s lookup::
-
-        step = bus.dispatcher(EpisodeStep)
-        ...
-        if step.call is not None:              # no subscriber: build no event at all
-            event = EpisodeStep(...)
-            if step.is_async:
-                await step.call(event, episode, env_runner, metrics_logger, env, module, i)
-            else:
-                step.call(event, episode, env_runner, metrics_logger, env, module, i)
-
-    ``call`` takes the event and the hook's live arguments (``live_args``, in that order),
-    positionally or by keyword; those left out are None. ``observe`` / ``observe_is_async``
-    are the same for the chain's observers alone (see ``Bus.forward``).
-    """
-
-    __slots__ = (
-        "call",
-        "event_type",
-        "hook",
-        "is_async",
-        "live_args",
-        "observe",
-        "observe_is_async",
-    )
-
-    def __init__(self, event_type: type[BaseEvent]) -> None:
-        self.event_type = event_type
-        self.hook: str = event_type.hook
-        self.live_args: tuple[str, ...] = LIVE_ARGS[self.hook]
-        self.call: Callable[..., Any] | None = None
-        self.is_async = False
-        self.observe: Callable[..., Any] | None = None
-        self.observe_is_async = False
-
-    def __repr__(self) -> str:
-        state = "empty" if self.call is None else ("async" if self.is_async else "sync")
-        return f"<Dispatcher {self.hook} ({state})>"
-
-
-@dataclass(frozen=True, slots=True)
-class BusStatistics:
-    """A snapshot of a bus's counters."""
-
-    subscribers: dict[str, int]
-    """Handlers per hook (hooks with none left out)."""
-    errors: int
-    """Handler exceptions so far (logged ones under ``on_error="log"`` included)."""
-    errors_by_hook: dict[str, int]
 
 
 class Bus:
@@ -93,8 +37,10 @@ class Bus:
 
     Takes the arguments of ``config.callbacks(...)``: ``callbacks_class`` (a Callback class or
     instance, or a list of them), one keyword per hook with a callable or a list of them
-    (``on_episode_end=[f, g]``), ``on_error`` (``"raise"`` or ``"log"``) and ``plugins``
-    (True for every installed plugin, or a list of their names). Each hook's chain is: the
+    (``on_episode_end=[f, g]``), ``on_error`` (``"raise"``, ``"log"``, ``"collect"`` or
+    ``"quarantine"``: docs/errors.md) and ``plugins`` (True for every installed plugin, or a
+    list of their names); also ``quarantine_after`` (failures before a handler under
+    ``"quarantine"`` is unsubscribed). Each hook's chain is: the
     classes' handlers in order (plugins after the given classes), then the callables in
     order, then handlers added with ``subscribe()`` in the order added, then streams.
     """
@@ -105,15 +51,16 @@ class Bus:
         *,
         on_error: str = "raise",
         plugins: bool | Sequence[str] = False,
+        quarantine_after: int = 3,
         **hook_callables: Any,
     ) -> None:
         check_on_error(on_error)
+        check_quarantine_after(quarantine_after)
         plugin_classes = load_plugins(plugins)
         for cls in plugin_classes:  # checked before any of the given classes is instantiated
             check_callback(cls, f"plugin {cls.__qualname__}")
-        self.on_error: OnError = "raise" if on_error == "raise" else "log"
+        self._policies = ErrorPolicies(on_error, quarantine_after, self._quarantine)
         self._closed = False
-        self._errors: Counter[str] = Counter()
         self._dispatchers = {cls: Dispatcher(cls) for cls in HOOKS.values()}
         # Per hook, the four parts of its chain, in chain order.
         self._class_handlers: dict[str, list[Handler]] = {h: [] for h in HOOKS}
@@ -164,6 +111,7 @@ class Bus:
         before: object = None,
         after: object = None,
         priority: int = 0,
+        on_error: str | None = None,
     ) -> None:
         """Add ``fn`` at the end of the chain of ``event_type`` (an event type or hook name).
 
@@ -171,11 +119,19 @@ class Bus:
         ``before`` / ``after`` (a handler name, a Callback class, a subscribed callable, or a
         list of them) and ``priority`` (higher runs earlier; default 0) move it within the
         chain (docs/subscribing.md, "Ordering"); a cycle or an unknown name is a ConfigError.
+        ``on_error`` overrides the bus's error policy for this handler (docs/errors.md).
         """
         hook = self._open_hook(event_type)
+        if on_error is not None:
+            check_on_error(on_error)
         first, then, rank = placement(before, after, priority, describe(fn))
         handler = Handler.of(
-            check_handler(fn, hook), observer=True, before=first, after=then, priority=rank
+            check_handler(fn, hook),
+            observer=True,
+            before=first,
+            after=then,
+            priority=rank,
+            on_error=on_error,
         )
         self._add(({hook: [handler]}, self._subscribed))
 
@@ -299,7 +255,14 @@ class Bus:
             n = sum(len(part[hook]) for part in self._chain_parts())
             if n:
                 subscribers[hook] = n
-        return BusStatistics(subscribers, sum(self._errors.values()), dict(self._errors))
+        errors = self._policies.errors
+        quarantined = {hook: tuple(names) for hook, names in self._policies.quarantined.items()}
+        return BusStatistics(subscribers, sum(errors.values()), dict(errors), quarantined)
+
+    @property
+    def on_error(self) -> str:
+        """The bus's error policy; a subscriber's own ``on_error`` overrides it."""
+        return self._policies.default
 
     @property
     def closed(self) -> bool:
@@ -402,32 +365,27 @@ class Bus:
         if handlers is None:
             handlers = self._resolved(hook)
         dispatcher = self._dispatchers[HOOKS[hook]]
-
-        def failed(exc: BaseException, handler: Handler) -> None:
-            self._handler_failed(hook, exc, handler)
-
-        dispatcher.call = compile_chain(
-            hook, dispatcher.live_args, handlers, on_error=self.on_error, failed=failed
-        )
-        dispatcher.is_async = any(h.is_async for h in handlers)
         observers = [h for h in handlers if h.observer]
-        dispatcher.observe = compile_chain(
-            hook, dispatcher.live_args, observers, on_error=self.on_error, failed=failed
-        )
+        dispatcher.call = self._compile(hook, handlers)
+        dispatcher.is_async = any(h.is_async for h in handlers)
+        dispatcher.observe = self._compile(hook, observers)
         dispatcher.observe_is_async = any(h.is_async for h in observers)
 
-    def _handler_failed(self, hook: str, exc: BaseException, handler: Handler) -> None:
-        self._errors[hook] += 1
-        if self.on_error == "raise":
-            exc.add_note(f"hookbus: raised by handler {handler.name} of hook {hook!r}")
-        else:
-            logger.error(
-                "hookbus: handler %s of hook %r raised %r; the chain goes on (on_error='log')",
-                handler.name,
-                hook,
-                exc,
-                exc_info=exc,
-            )
+    def _compile(self, hook: str, handlers: list[Handler]) -> Callable[..., Any] | None:
+        policies = [self._policies.policy(h) for h in handlers]
+        sinks = self._policies.sinks(hook)
+        live_args = LIVE_ARGS[hook]
+        return compile_chain(hook, live_args, handlers, policies=policies, sinks=sinks)
+
+    def _quarantine(self, hook: str, handler: Handler) -> None:
+        """Take ``handler`` out of ``hook``'s chain (``on_error="quarantine"``)."""
+        for part in self._chain_parts():
+            handlers = part[hook]
+            for i, h in enumerate(handlers):
+                if h is handler:
+                    del handlers[i]
+                    self._recompile(hook)
+                    return
 
 
 def _closed_bus(event: BaseEvent, *args: Any, **kwargs: Any) -> None:
@@ -441,4 +399,13 @@ def _class_options(callback: object) -> dict[str, Any]:
         return {"observer": observer}
     where = type(callback).__qualname__
     before, after, priority = placement(callback.before, callback.after, callback.priority, where)
-    return {"observer": observer, "before": before, "after": after, "priority": priority}
+    on_error = callback.on_error
+    if on_error is not None:
+        check_on_error(on_error)
+    return {
+        "observer": observer,
+        "before": before,
+        "after": after,
+        "priority": priority,
+        "on_error": on_error,
+    }

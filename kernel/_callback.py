@@ -24,7 +24,8 @@ class Callback:
 
     ``observer = True`` marks a class that watches every runner's events from the
     Algorithm's bus (a recorder, a tracer) rather than running where events happen.
-    ``before`` / ``after`` / ``priority`` move its handlers within their chains.
+    ``before`` / ``after`` / ``priority`` move its handlers within their chains;
+    ``on_error`` sets their error policy (``"log"``, ...), overriding the bus's.
     ``get_state()`` / ``set_state()`` make the instance's state part of checkpoints;
     ``close()`` runs when the bus closes.
     """
@@ -36,6 +37,8 @@ class Callback:
     """Run this class's handlers after these."""
     priority: ClassVar[int] = 0
     """Among handlers free to run, a higher priority runs earlier (docs/subscribing.md)."""
+    on_error: ClassVar[str | None] = None
+    """This class's error policy, overriding the bus's (None: the bus's; docs/errors.md)."""
 
     def get_state(self) -> dict[str, Any] | None:
         """Return state to save in checkpoints (plain data and numpy arrays), or None."""

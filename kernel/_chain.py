@@ -16,7 +16,7 @@ the hook's arguments spelled out by name, as a hand-written loop would:
             raise
 
 A chain with an async handler compiles to an ``async def`` that awaits exactly those.
-Under ``on_error="log"`` each call gets its own ``try`` and the chain goes on.
+A handler whose error policy is not "raise" gets its own ``try`` (``_mixed_policy_body``).
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class Handler:
     before: tuple[Any, ...] = ()
     after: tuple[Any, ...] = ()
     priority: int = 0
+    on_error: str | None = None  # None: the bus's policy (``_policy``)
 
     @classmethod
     def of(
@@ -79,14 +80,20 @@ class Handler:
         before: tuple[Any, ...] = (),
         after: tuple[Any, ...] = (),
         priority: int = 0,
+        on_error: str | None = None,
     ) -> Handler:
         """Describe ``fn``, deciding once whether it is async."""
         return cls(
-            fn, describe(fn), is_async_callable(fn), takes_live, observer, before, after, priority
+            fn,
+            describe(fn),
+            is_async_callable(fn),
+            takes_live,
+            observer,
+            before,
+            after,
+            priority,
+            on_error,
         )
-
-
-ErrorSink = Callable[[BaseException, Handler], None]
 
 
 def compile_chain(
@@ -94,15 +101,17 @@ def compile_chain(
     live_args: Sequence[str],
     handlers: Sequence[Handler],
     *,
-    on_error: str,
-    failed: ErrorSink,
+    policies: Sequence[str],
+    sinks: dict[str, Any],
 ) -> Callable[..., Any] | None:
     """Return one function that runs ``handlers`` in order, or None for an empty chain.
 
     It takes ``(event, *live_args)``, positionally or by keyword; absent live arguments are
-    None. It is a coroutine function if any handler is async. ``failed(exc, handler)`` is
-    called for every handler exception: under ``on_error="raise"`` before it propagates (to
-    annotate it), under ``"log"`` instead of propagating.
+    None. It is a coroutine function if any handler is async. ``policies[i]`` is handler
+    i's error policy; ``sinks`` (``ErrorPolicies.sinks``) are what the chain calls when a
+    handler raises: ``_failed(exc, handler)`` under "raise" before the exception propagates
+    (to annotate it) and under "log" / "quarantine" instead of propagating; ``_collect``
+    and ``_raise_group`` under "collect".
     """
     if not handlers:
         return None
@@ -122,15 +131,7 @@ def compile_chain(
         f"{'async ' if is_async else ''}def dispatch_{hook}"
         f"({', '.join(['event', *(f'{a}=None' for a in live_args)])}):"
     ]
-    if on_error == "log":
-        for i, call in enumerate(calls):
-            lines += [
-                "    try:",
-                f"        {call}",
-                "    except Exception as exc:",
-                f"        _failed(exc, _handlers[{i}])",
-            ]
-    else:
+    if all(p == "raise" for p in policies):  # the default: one try, as cheap as it gets
         lines += ["    index = 0", "    try:"]
         for i, call in enumerate(calls):
             if i:
@@ -141,6 +142,8 @@ def compile_chain(
             "        _failed(exc, _handlers[index])",
             "        raise",
         ]
+    else:
+        lines += _mixed_policy_body(calls, policies)
 
     def sync_result(index: int, result: object) -> None:
         if inspect.isawaitable(result):
@@ -154,10 +157,48 @@ def compile_chain(
 
     namespace: dict[str, Any] = {
         **names,
-        "_failed": failed,
+        **sinks,
         "_handlers": tuple(handlers),
         "_sync": sync_result,
     }
     exec(compile("\n".join(lines), f"<hookbus chain {hook}>", "exec"), namespace)
     fn: Callable[..., Any] = namespace[f"dispatch_{hook}"]
     return fn
+
+
+def _mixed_policy_body(calls: Sequence[str], policies: Sequence[str]) -> list[str]:
+    """Return the body of a chain whose handlers do not all have the "raise" policy.
+
+    A "log" / "quarantine" handler gets its own ``try`` that hands the error to ``_failed``
+    and goes on; a "collect" handler's ``try`` keeps the error in ``_errs``, raised as one
+    ExceptionGroup after the chain. "raise" handlers share an outer ``try``, as in the
+    default chain; if one raises after others were collected, the group includes it.
+    """
+    collects = "collect" in policies
+    raises = "raise" in policies
+    pad = "        " if raises else "    "
+    body = ["    _errs = None"] if collects else []
+    if raises:
+        body += ["    index = 0", "    try:"]
+    for i, (call, policy) in enumerate(zip(calls, policies, strict=True)):
+        if policy == "raise":
+            body += [f"{pad}index = {i}", f"{pad}{call}"]
+            continue
+        if policy == "collect":
+            sink = f"_errs = _collect(_errs, exc, _handlers[{i}], event)"
+        else:
+            sink = f"_failed(exc, _handlers[{i}])"
+        body += [
+            f"{pad}try:",
+            f"{pad}    {call}",
+            f"{pad}except Exception as exc:",
+            f"{pad}    {sink}",
+        ]
+    if raises:
+        body += ["    except Exception as exc:", "        _failed(exc, _handlers[index])"]
+        if collects:
+            body.append("        _errs is None or _raise_group(_errs, exc)")
+        body.append("        raise")
+    if collects:
+        body.append("    _errs is None or _raise_group(_errs, None)")
+    return body

@@ -65,7 +65,7 @@ def matches(ref: Ref, handler: Handler) -> bool:
     return bool(handler.fn == ref)
 
 
-def check_refs(new: Iterable[Handler], known: Sequence[Handler], hook_of: str = "") -> None:
+def check_refs(new: Iterable[Handler], known: Sequence[Handler]) -> None:
     """Raise ConfigError if a constraint of a ``new`` handler names no handler in ``known``.
 
     ``known`` is every handler on the bus (all hooks, the new ones included): a constraint

@@ -67,6 +67,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         self.callbacks_class: list[Any] = []
         self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
         self.on_error = "raise"
+        self.quarantine_after = 3
         self.plugins: bool | list[str] = False
 
     # --- the builder ------------------------------------------------------------------------
@@ -77,6 +78,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         *,
         on_error: str = "raise",
         plugins: bool | list[str] = False,
+        quarantine_after: int = 3,
         **hook_callables: Any,
     ) -> Self:
         """Set the callback classes (or instances) and per-hook callables, as ``Bus(...)`` takes.
@@ -85,7 +87,13 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         would check it (hook names, handler signatures, classes, ``on_error``, plugin names):
         a bad value raises ConfigError now, not at ``build()`` or at its first event.
         """
-        check_callbacks(callbacks_class, on_error=on_error, plugins=plugins, **hook_callables)
+        check_callbacks(
+            callbacks_class,
+            on_error=on_error,
+            plugins=plugins,
+            quarantine_after=quarantine_after,
+            **hook_callables,
+        )
         self.callbacks_per_hook = {
             name: list(value) if isinstance(value, list | tuple) else [value]
             for name, value in hook_callables.items()
@@ -97,6 +105,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         else:
             self.callbacks_class = [callbacks_class]
         self.on_error = on_error
+        self.quarantine_after = quarantine_after
         self.plugins = plugins
         return self
 
@@ -241,7 +250,11 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             classes = [c for c in classes if not getattr(c, "observer", False)]
         if bus is None:
             bus = Bus(
-                classes, on_error=self.on_error, plugins=self.plugins, **self.callbacks_per_hook
+                classes,
+                on_error=self.on_error,
+                plugins=self.plugins,
+                quarantine_after=self.quarantine_after,
+                **self.callbacks_per_hook,
             )
         else:
             if self.on_error != bus.on_error:
