@@ -29,6 +29,7 @@ from ._record import (
 from ._replay import replay as replay
 from ._replay_metrics import ReplayResult as ReplayResult, replay_into as replay_into
 from ._services import ServiceRegistry as ServiceRegistry
+from ._stats import HandlerStatistics as HandlerStatistics
 from ._stream import EventStream as EventStream
 
 __all__ = (
@@ -44,6 +45,7 @@ __all__ = (
     "Dispatcher",
     "Episode",
     "EventStream",
+    "HandlerStatistics",
     "HookbusError",
     "HookbusWarning",
     "Publisher",

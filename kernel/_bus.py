@@ -26,7 +26,7 @@ from ._order import ChainExplanation, check_refs, explain, placement, resolve
 from ._plugins import load_plugins
 from ._policy import ErrorPolicies
 from ._services import ServiceRegistry
-from ._stats import BusStatistics
+from ._stats import BusStatistics, Timings, check_seconds
 from ._stream import EventStream
 
 __all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")  # the warning: its old home
@@ -40,9 +40,12 @@ class Bus:
     (``on_episode_end=[f, g]``), ``on_error`` (``"raise"``, ``"log"``, ``"collect"`` or
     ``"quarantine"``: docs/errors.md) and ``plugins`` (True for every installed plugin, or a
     list of their names); also ``quarantine_after`` (failures before a handler under
-    ``"quarantine"`` is unsubscribed). Each hook's chain is: the
-    classes' handlers in order (plugins after the given classes), then the callables in
-    order, then handlers added with ``subscribe()`` in the order added, then streams.
+    ``"quarantine"`` is unsubscribed), ``statistics`` (True: time every handler, for
+    ``statistics().handlers``), ``deadline`` (seconds: the default of every handler) and
+    ``watchdog`` (seconds: log a warning for any handler call that runs longer). Each
+    hook's chain is: the classes' handlers in order (plugins after the given classes), then
+    the callables in order, then handlers added with ``subscribe()`` in the order added,
+    then streams (unless ordering constraints say otherwise: docs/subscribing.md).
     """
 
     def __init__(
@@ -52,10 +55,18 @@ class Bus:
         on_error: str = "raise",
         plugins: bool | Sequence[str] = False,
         quarantine_after: int = 3,
+        statistics: bool = False,
+        deadline: float | None = None,
+        watchdog: float | None = None,
         **hook_callables: Any,
     ) -> None:
         check_on_error(on_error)
         check_quarantine_after(quarantine_after)
+        self._timings = Timings(
+            statistics=bool(statistics),
+            deadline=check_seconds(deadline, "deadline"),
+            watchdog=check_seconds(watchdog, "watchdog"),
+        )
         plugin_classes = load_plugins(plugins)
         for cls in plugin_classes:  # checked before any of the given classes is instantiated
             check_callback(cls, f"plugin {cls.__qualname__}")
@@ -112,6 +123,7 @@ class Bus:
         after: object = None,
         priority: int = 0,
         on_error: str | None = None,
+        deadline: float | None = None,
     ) -> None:
         """Add ``fn`` at the end of the chain of ``event_type`` (an event type or hook name).
 
@@ -119,7 +131,8 @@ class Bus:
         ``before`` / ``after`` (a handler name, a Callback class, a subscribed callable, or a
         list of them) and ``priority`` (higher runs earlier; default 0) move it within the
         chain (docs/subscribing.md, "Ordering"); a cycle or an unknown name is a ConfigError.
-        ``on_error`` overrides the bus's error policy for this handler (docs/errors.md).
+        ``on_error`` overrides the bus's error policy for this handler (docs/errors.md);
+        ``deadline`` (seconds) the bus's deadline (an async handler past it is cancelled).
         """
         hook = self._open_hook(event_type)
         if on_error is not None:
@@ -132,6 +145,7 @@ class Bus:
             after=then,
             priority=rank,
             on_error=on_error,
+            deadline=check_seconds(deadline, "deadline"),
         )
         self._add(({hook: [handler]}, self._subscribed))
 
@@ -257,7 +271,13 @@ class Bus:
                 subscribers[hook] = n
         errors = self._policies.errors
         quarantined = {hook: tuple(names) for hook, names in self._policies.quarantined.items()}
-        return BusStatistics(subscribers, sum(errors.values()), dict(errors), quarantined)
+        return BusStatistics(
+            subscribers,
+            sum(errors.values()),
+            dict(errors),
+            quarantined,
+            self._timings.snapshot(),
+        )
 
     @property
     def on_error(self) -> str:
@@ -375,7 +395,19 @@ class Bus:
         policies = [self._policies.policy(h) for h in handlers]
         sinks = self._policies.sinks(hook)
         live_args = LIVE_ARGS[hook]
-        return compile_chain(hook, live_args, handlers, policies=policies, sinks=sinks)
+        if not self._timings.wanted(handlers):
+            return compile_chain(hook, live_args, handlers, policies=policies, sinks=sinks)
+        timing = self._timings.names(hook, handlers)
+        deadlines = [self._timings.deadline_of(h) for h in handlers]
+        return compile_chain(
+            hook,
+            live_args,
+            handlers,
+            policies=policies,
+            sinks=sinks,
+            timing=timing,
+            deadlines=deadlines,
+        )
 
     def _quarantine(self, hook: str, handler: Handler) -> None:
         """Take ``handler`` out of ``hook``'s chain (``on_error="quarantine"``)."""
@@ -402,7 +434,9 @@ def _class_options(callback: object) -> dict[str, Any]:
     on_error = callback.on_error
     if on_error is not None:
         check_on_error(on_error)
+    deadline = check_seconds(callback.deadline, f"{where}.deadline")
     return {
+        "deadline": deadline,
         "observer": observer,
         "before": before,
         "after": after,

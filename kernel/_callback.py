@@ -25,7 +25,8 @@ class Callback:
     ``observer = True`` marks a class that watches every runner's events from the
     Algorithm's bus (a recorder, a tracer) rather than running where events happen.
     ``before`` / ``after`` / ``priority`` move its handlers within their chains;
-    ``on_error`` sets their error policy (``"log"``, ...), overriding the bus's.
+    ``on_error`` sets their error policy (``"log"``, ...) and ``deadline`` their time limit,
+    overriding the bus's.
     ``get_state()`` / ``set_state()`` make the instance's state part of checkpoints;
     ``close()`` runs when the bus closes.
     """
@@ -39,6 +40,8 @@ class Callback:
     """Among handlers free to run, a higher priority runs earlier (docs/subscribing.md)."""
     on_error: ClassVar[str | None] = None
     """This class's error policy, overriding the bus's (None: the bus's; docs/errors.md)."""
+    deadline: ClassVar[float | None] = None
+    """Seconds each of its handlers may take (None: the bus's); async ones are cancelled."""
 
     def get_state(self) -> dict[str, Any] | None:
         """Return state to save in checkpoints (plain data and numpy arrays), or None."""

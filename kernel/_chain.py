@@ -69,6 +69,7 @@ class Handler:
     after: tuple[Any, ...] = ()
     priority: int = 0
     on_error: str | None = None  # None: the bus's policy (``_policy``)
+    deadline: float | None = None  # seconds; None: the bus's (``_stats``)
 
     @classmethod
     def of(
@@ -81,6 +82,7 @@ class Handler:
         after: tuple[Any, ...] = (),
         priority: int = 0,
         on_error: str | None = None,
+        deadline: float | None = None,
     ) -> Handler:
         """Describe ``fn``, deciding once whether it is async."""
         return cls(
@@ -93,6 +95,7 @@ class Handler:
             after,
             priority,
             on_error,
+            deadline,
         )
 
 
@@ -103,6 +106,8 @@ def compile_chain(
     *,
     policies: Sequence[str],
     sinks: dict[str, Any],
+    timing: dict[str, Any] | None = None,
+    deadlines: Sequence[float | None] = (),
 ) -> Callable[..., Any] | None:
     """Return one function that runs ``handlers`` in order, or None for an empty chain.
 
@@ -112,6 +117,11 @@ def compile_chain(
     handler raises: ``_failed(exc, handler)`` under "raise" before the exception propagates
     (to annotate it) and under "log" / "quarantine" instead of propagating; ``_collect``
     and ``_raise_group`` under "collect".
+
+    ``timing`` (``Timings.names``) swaps in the timed chain: each call is timed and reported
+    to ``_done(i, seconds)``; an async handler with ``deadlines[i]`` runs in a cancel scope
+    and its overrun becomes a TimeoutError from ``_timeout(i)``, through its error policy.
+    Without it the chain has no clock read at all.
     """
     if not handlers:
         return None
@@ -126,6 +136,8 @@ def compile_chain(
         # otherwise never run, silently. One comparison per call; bench/dispatch.py.
         sync_call = f"_r = {call}; _r is None or _sync({i}, _r)"
         calls.append(f"await {call}" if h.is_async else sync_call)
+        if timing is not None:
+            calls[-1] = _timed(i, calls[-1], deadlines[i] if h.is_async else None)
 
     lines = [
         f"{'async ' if is_async else ''}def dispatch_{hook}"
@@ -136,7 +148,7 @@ def compile_chain(
         for i, call in enumerate(calls):
             if i:
                 lines.append(f"        index = {i}")
-            lines.append(f"        {call}")
+            lines.append(_indent(call, "        "))
         lines += [
             "    except Exception as exc:",
             "        _failed(exc, _handlers[index])",
@@ -158,6 +170,7 @@ def compile_chain(
     namespace: dict[str, Any] = {
         **names,
         **sinks,
+        **(timing or {}),
         "_handlers": tuple(handlers),
         "_sync": sync_result,
     }
@@ -182,7 +195,7 @@ def _mixed_policy_body(calls: Sequence[str], policies: Sequence[str]) -> list[st
         body += ["    index = 0", "    try:"]
     for i, (call, policy) in enumerate(zip(calls, policies, strict=True)):
         if policy == "raise":
-            body += [f"{pad}index = {i}", f"{pad}{call}"]
+            body += [f"{pad}index = {i}", _indent(call, pad)]
             continue
         if policy == "collect":
             sink = f"_errs = _collect(_errs, exc, _handlers[{i}], event)"
@@ -190,7 +203,7 @@ def _mixed_policy_body(calls: Sequence[str], policies: Sequence[str]) -> list[st
             sink = f"_failed(exc, _handlers[{i}])"
         body += [
             f"{pad}try:",
-            f"{pad}    {call}",
+            _indent(call, pad + "    "),
             f"{pad}except Exception as exc:",
             f"{pad}    {sink}",
         ]
@@ -202,3 +215,15 @@ def _mixed_policy_body(calls: Sequence[str], policies: Sequence[str]) -> list[st
     if collects:
         body.append("    _errs is None or _raise_group(_errs, None)")
     return body
+
+
+def _timed(i: int, call: str, deadline: float | None) -> str:
+    """Wrap one call's code in a clock read and, for an async deadline, a cancel scope."""
+    if deadline is not None:
+        scope = f"with _move_on_after({deadline!r}) as _s:"
+        call = f"{scope}\n    {call}\n_s.cancelled_caught and _timeout({i})"
+    return f"_t = _clock()\n{call}\n_done({i}, _clock() - _t)"
+
+
+def _indent(code: str, pad: str) -> str:
+    return "\n".join(pad + line for line in code.split("\n"))

@@ -46,6 +46,9 @@ def check_callbacks(
     on_error: str = "raise",
     plugins: bool | Sequence[str] = False,
     quarantine_after: int = 3,
+    statistics: bool = False,
+    deadline: float | None = None,
+    watchdog: float | None = None,
     **hook_callables: Any,
 ) -> None:
     """Raise ConfigError for anything in these ``Bus(...)`` arguments that the bus would refuse.
@@ -55,6 +58,11 @@ def check_callbacks(
     """
     check_on_error(on_error)
     check_quarantine_after(quarantine_after)
+    for what, seconds in (("deadline", deadline), ("watchdog", watchdog)):
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0
+        ):
+            raise ConfigError(f"{what} must be None or a number of seconds > 0, got {seconds!r}")
     check_plugin_selection(plugins)
     for name, value in hook_callables.items():
         hook = hook_name(name)

@@ -68,6 +68,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
         self.on_error = "raise"
         self.quarantine_after = 3
+        self.bus_timing: dict[str, Any] = {}  # statistics=, deadline=, watchdog=
         self.plugins: bool | list[str] = False
 
     # --- the builder ------------------------------------------------------------------------
@@ -79,6 +80,9 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         on_error: str = "raise",
         plugins: bool | list[str] = False,
         quarantine_after: int = 3,
+        statistics: bool = False,
+        deadline: float | None = None,
+        watchdog: float | None = None,
         **hook_callables: Any,
     ) -> Self:
         """Set the callback classes (or instances) and per-hook callables, as ``Bus(...)`` takes.
@@ -92,6 +96,9 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             on_error=on_error,
             plugins=plugins,
             quarantine_after=quarantine_after,
+            statistics=statistics,
+            deadline=deadline,
+            watchdog=watchdog,
             **hook_callables,
         )
         self.callbacks_per_hook = {
@@ -106,6 +113,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             self.callbacks_class = [callbacks_class]
         self.on_error = on_error
         self.quarantine_after = quarantine_after
+        self.bus_timing = {"statistics": statistics, "deadline": deadline, "watchdog": watchdog}
         self.plugins = plugins
         return self
 
@@ -254,6 +262,9 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
                 on_error=self.on_error,
                 plugins=self.plugins,
                 quarantine_after=self.quarantine_after,
+                statistics=self.bus_timing.get("statistics", False),
+                deadline=self.bus_timing.get("deadline"),
+                watchdog=self.bus_timing.get("watchdog"),
                 **self.callbacks_per_hook,
             )
         else:
