@@ -233,6 +233,7 @@ async def main(quick: bool) -> None:
 
     empty = Bus()
     mixed = Bus(StepCallback, on_episode_step=three[:2])
+    timed = Bus(StepCallback, on_episode_step=three[:2], statistics=True)
     asyncs = Bus(on_episode_step=athree)
     many = Bus(on_episode_step=ten)
     rows = [
@@ -243,6 +244,7 @@ async def main(quick: bool) -> None:
         ("publish, 0 subscribers", await best_ns_async(publish_loop(empty), n)),
         ("publish, 1 class + 2 callables (sync)", await best_ns_async(publish_loop(mixed), n)),
         ("step path, 1 class + 2 callables (sync)", await best_ns_async(step_path_loop(mixed), n)),
+        ("step path, same, statistics=True", await best_ns_async(step_path_loop(timed), n)),
         ("publish, 3 async handlers", await best_ns_async(publish_loop(asyncs), n)),
         ("step path, 3 async handlers", await best_ns_async(step_path_loop(asyncs), n)),
         ("publish, 10 sync handlers", await best_ns_async(publish_loop(many), n)),

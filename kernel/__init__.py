@@ -17,6 +17,7 @@ from ._errors import (
     RecordingError as RecordingError,
 )
 from ._hooks import LIVE_ARGS as LIVE_ARGS
+from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
 from ._record import (
@@ -28,6 +29,7 @@ from ._record import (
 from ._replay import replay as replay
 from ._replay_metrics import ReplayResult as ReplayResult, replay_into as replay_into
 from ._services import ServiceRegistry as ServiceRegistry
+from ._stats import HandlerStatistics as HandlerStatistics
 from ._stream import EventStream as EventStream
 
 __all__ = (
@@ -37,10 +39,13 @@ __all__ = (
     "BusClosedError",
     "BusStatistics",
     "Callback",
+    "ChainEntry",
+    "ChainExplanation",
     "ConfigError",
     "Dispatcher",
     "Episode",
     "EventStream",
+    "HandlerStatistics",
     "HookbusError",
     "HookbusWarning",
     "Publisher",

@@ -3,94 +3,33 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
-import logging
-import warnings
-from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import Any
 
 from hookbus.events import HOOKS, BaseEvent
 
-from ._callback import overridden_hooks
-from ._chain import Handler, compile_chain
+from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
+from ._chain import Handler, compile_chain, describe
 from ._checks import (
-    OnError,
     as_list,
     check_callback,
     check_handler,
     check_on_error,
+    check_quarantine_after,
     checked_callbacks,
 )
-from ._errors import BusClosedError, ConfigError
+from ._dispatcher import Dispatcher
+from ._errors import BusClosedError, ConfigError, HookbusWarning
 from ._hooks import LIVE_ARGS, event_type_for, hook_name
+from ._order import ChainExplanation, check_refs, explain, placement, resolve
 from ._plugins import load_plugins
+from ._policy import ErrorPolicies
 from ._services import ServiceRegistry
+from ._stats import BusStatistics, Timings, check_seconds
 from ._stream import EventStream
 
-__all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")
-
-logger = logging.getLogger("hookbus")
-
-
-class HookbusWarning(UserWarning):
-    """Warn about something that works but is probably not what was meant."""
-
-
-class Dispatcher:
-    """One hook's compiled chain; the bus keeps ``call`` current as subscribers change.
-
-    Publishers on a hot path hold the dispatcher and skip ``publish()``'s lookup::
-
-        step = bus.dispatcher(EpisodeStep)
-        ...
-        if step.call is not None:              # no subscriber: build no event at all
-            event = EpisodeStep(...)
-            if step.is_async:
-                await step.call(event, episode, env_runner, metrics_logger, env, module, i)
-            else:
-                step.call(event, episode, env_runner, metrics_logger, env, module, i)
-
-    ``call`` takes the event and the hook's live arguments (``live_args``, in that order),
-    positionally or by keyword; those left out are None. ``observe`` / ``observe_is_async``
-    are the same for the chain's observers alone (see ``Bus.forward``).
-    """
-
-    __slots__ = (
-        "call",
-        "event_type",
-        "hook",
-        "is_async",
-        "live_args",
-        "observe",
-        "observe_is_async",
-    )
-
-    def __init__(self, event_type: type[BaseEvent]) -> None:
-        self.event_type = event_type
-        self.hook: str = event_type.hook
-        self.live_args: tuple[str, ...] = LIVE_ARGS[self.hook]
-        self.call: Callable[..., Any] | None = None
-        self.is_async = False
-        self.observe: Callable[..., Any] | None = None
-        self.observe_is_async = False
-
-    def __repr__(self) -> str:
-        state = "empty" if self.call is None else ("async" if self.is_async else "sync")
-        return f"<Dispatcher {self.hook} ({state})>"
-
-
-@dataclass(frozen=True, slots=True)
-class BusStatistics:
-    """A snapshot of a bus's counters."""
-
-    subscribers: dict[str, int]
-    """Handlers per hook (hooks with none left out)."""
-    errors: int
-    """Handler exceptions so far (logged ones under ``on_error="log"`` included)."""
-    errors_by_hook: dict[str, int]
+__all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")  # the warning: its old home
 
 
 class Bus:
@@ -98,10 +37,15 @@ class Bus:
 
     Takes the arguments of ``config.callbacks(...)``: ``callbacks_class`` (a Callback class or
     instance, or a list of them), one keyword per hook with a callable or a list of them
-    (``on_episode_end=[f, g]``), ``on_error`` (``"raise"`` or ``"log"``) and ``plugins``
-    (True for every installed plugin, or a list of their names). Each hook's chain is: the
-    classes' handlers in order (plugins after the given classes), then the callables in
-    order, then handlers added with ``subscribe()`` in the order added, then streams.
+    (``on_episode_end=[f, g]``), ``on_error`` (``"raise"``, ``"log"``, ``"collect"`` or
+    ``"quarantine"``: docs/errors.md) and ``plugins`` (True for every installed plugin, or a
+    list of their names); also ``quarantine_after`` (failures before a handler under
+    ``"quarantine"`` is unsubscribed), ``statistics`` (True: time every handler, for
+    ``statistics().handlers``), ``deadline`` (seconds: the default of every handler) and
+    ``watchdog`` (seconds: log a warning for any handler call that runs longer). Each
+    hook's chain is: the classes' handlers in order (plugins after the given classes), then
+    the callables in order, then handlers added with ``subscribe()`` in the order added,
+    then streams (unless ordering constraints say otherwise: docs/subscribing.md).
     """
 
     def __init__(
@@ -110,15 +54,24 @@ class Bus:
         *,
         on_error: str = "raise",
         plugins: bool | Sequence[str] = False,
+        quarantine_after: int = 3,
+        statistics: bool = False,
+        deadline: float | None = None,
+        watchdog: float | None = None,
         **hook_callables: Any,
     ) -> None:
         check_on_error(on_error)
+        check_quarantine_after(quarantine_after)
+        self._timings = Timings(
+            statistics=bool(statistics),
+            deadline=check_seconds(deadline, "deadline"),
+            watchdog=check_seconds(watchdog, "watchdog"),
+        )
         plugin_classes = load_plugins(plugins)
         for cls in plugin_classes:  # checked before any of the given classes is instantiated
             check_callback(cls, f"plugin {cls.__qualname__}")
-        self.on_error: OnError = "raise" if on_error == "raise" else "log"
+        self._policies = ErrorPolicies(on_error, quarantine_after, self._quarantine)
         self._closed = False
-        self._errors: Counter[str] = Counter()
         self._dispatchers = {cls: Dispatcher(cls) for cls in HOOKS.values()}
         # Per hook, the four parts of its chain, in chain order.
         self._class_handlers: dict[str, list[Handler]] = {h: [] for h in HOOKS}
@@ -150,27 +103,51 @@ class Bus:
         for name, value in hook_callables.items():
             hook = hook_name(name)
             new_callables[hook] = [Handler.of(check_handler(fn, hook)) for fn in as_list(value)]
-        added = _instantiate(checked_callbacks(callbacks_class))
+        added = instantiate(checked_callbacks(callbacks_class))
+        new_classes: dict[str, list[Handler]] = {}
         for callback in added:
-            _warn_stray_hooks(callback)
-            observer = bool(getattr(callback, "observer", False))
+            warn_stray_hooks(callback)
+            options = _class_options(callback)
             for hook in overridden_hooks(callback):
-                handler = Handler.of(getattr(callback, hook), observer=observer)
-                self._class_handlers[hook].append(handler)
+                handler = Handler.of(getattr(callback, hook), **options)
+                new_classes.setdefault(hook, []).append(handler)
+        self._add((new_classes, self._class_handlers), (new_callables, self._callables))
         self.callbacks = (*self.callbacks, *added)
-        for hook, handlers in new_callables.items():
-            self._callables[hook].extend(handlers)
-        for hook in HOOKS:
-            self._recompile(hook)
 
-    def subscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
+    def subscribe(
+        self,
+        event_type: type[BaseEvent] | str,
+        fn: Callable[..., Any],
+        *,
+        before: object = None,
+        after: object = None,
+        priority: int = 0,
+        on_error: str | None = None,
+        deadline: float | None = None,
+    ) -> None:
         """Add ``fn`` at the end of the chain of ``event_type`` (an event type or hook name).
 
         ``fn`` is called as ``fn(event=..., **live_arguments)``; it may be async.
+        ``before`` / ``after`` (a handler name, a Callback class, a subscribed callable, or a
+        list of them) and ``priority`` (higher runs earlier; default 0) move it within the
+        chain (docs/subscribing.md, "Ordering"); a cycle or an unknown name is a ConfigError.
+        ``on_error`` overrides the bus's error policy for this handler (docs/errors.md);
+        ``deadline`` (seconds) the bus's deadline (an async handler past it is cancelled).
         """
         hook = self._open_hook(event_type)
-        self._subscribed[hook].append(Handler.of(check_handler(fn, hook), observer=True))
-        self._recompile(hook)
+        if on_error is not None:
+            check_on_error(on_error)
+        first, then, rank = placement(before, after, priority, describe(fn))
+        handler = Handler.of(
+            check_handler(fn, hook),
+            observer=True,
+            before=first,
+            after=then,
+            priority=rank,
+            on_error=on_error,
+            deadline=check_seconds(deadline, "deadline"),
+        )
+        self._add(({hook: [handler]}, self._subscribed))
 
     def unsubscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
         """Remove the first ``subscribe()``-d handler equal to ``fn`` from the chain."""
@@ -267,6 +244,22 @@ class Bus:
         """Return the hooks that have at least one observer (what workers must forward)."""
         return frozenset(d.hook for d in self._dispatchers.values() if d.observe is not None)
 
+    def explain(self, event_type: type[BaseEvent] | str) -> ChainExplanation:
+        """Return the resolved chain of ``event_type``, each handler with why it is there.
+
+        ``.names`` lists the handlers in run order; ``print()`` shows a numbered table.
+        """
+        hook = event_type_for(event_type).hook
+        sections = ("class", "callable", "subscribed", "stream")
+        parts = zip(sections, self._chain_parts(), strict=True)
+        default = [(h, section) for section, part in parts for h in part[hook]]
+
+        def where(handler: Handler) -> tuple[str, int]:
+            i = next(i for i, (h, _) in enumerate(default) if h is handler)
+            return default[i][1], i
+
+        return explain(hook, self._resolved(hook), where)
+
     # --- state and lifecycle ------------------------------------------------------------
 
     def statistics(self) -> BusStatistics:
@@ -276,7 +269,20 @@ class Bus:
             n = sum(len(part[hook]) for part in self._chain_parts())
             if n:
                 subscribers[hook] = n
-        return BusStatistics(subscribers, sum(self._errors.values()), dict(self._errors))
+        errors = self._policies.errors
+        quarantined = {hook: tuple(names) for hook, names in self._policies.quarantined.items()}
+        return BusStatistics(
+            subscribers,
+            sum(errors.values()),
+            dict(errors),
+            quarantined,
+            self._timings.snapshot(),
+        )
+
+    @property
+    def on_error(self) -> str:
+        """The bus's error policy; a subscriber's own ``on_error`` overrides it."""
+        return self._policies.default
 
     @property
     def closed(self) -> bool:
@@ -347,67 +353,93 @@ class Bus:
             raise BusClosedError("cannot subscribe to a closed bus")
         return event_type_for(event_type).hook
 
-    def _recompile(self, hook: str) -> None:
-        handlers = [h for part in self._chain_parts() for h in part[hook]]
+    def _add(self, *changes: tuple[dict[str, list[Handler]], dict[str, list[Handler]]]) -> None:
+        """Append each change's new handlers to its part of the chains; all or nothing.
+
+        Constraints are checked first (unknown names), then every changed chain is resolved
+        (cycles); a ConfigError leaves the bus as it was.
+        """
+        added = [h for new, _ in changes for hs in new.values() for h in hs]
+        everyone = [h for p in self._chain_parts() for hs in p.values() for h in hs]
+        check_refs(added, everyone + added)
+        undo = [(part[hook], len(part[hook])) for new, part in changes for hook in new]
+        for new, part in changes:
+            for hook, handlers in new.items():
+                part[hook].extend(handlers)
+        hooks = {hook for new, _ in changes for hook in new}
+        try:
+            resolved = {hook: self._resolved(hook) for hook in hooks}
+        except ConfigError:
+            for handlers, n in undo:
+                del handlers[n:]
+            raise
+        for hook, handlers in resolved.items():
+            self._recompile(hook, handlers)
+
+    def _resolved(self, hook: str) -> list[Handler]:
+        """Return ``hook``'s chain in run order: constraints resolved, then the streams."""
+        ordered = [h for part in self._chain_parts()[:3] for h in part[hook]]
+        return [*resolve(hook, ordered), *self._feeders[hook]]
+
+    def _recompile(self, hook: str, handlers: list[Handler] | None = None) -> None:
+        if handlers is None:
+            handlers = self._resolved(hook)
         dispatcher = self._dispatchers[HOOKS[hook]]
-
-        def failed(exc: BaseException, handler: Handler) -> None:
-            self._handler_failed(hook, exc, handler)
-
-        dispatcher.call = compile_chain(
-            hook, dispatcher.live_args, handlers, on_error=self.on_error, failed=failed
-        )
-        dispatcher.is_async = any(h.is_async for h in handlers)
         observers = [h for h in handlers if h.observer]
-        dispatcher.observe = compile_chain(
-            hook, dispatcher.live_args, observers, on_error=self.on_error, failed=failed
-        )
+        dispatcher.call = self._compile(hook, handlers)
+        dispatcher.is_async = any(h.is_async for h in handlers)
+        dispatcher.observe = self._compile(hook, observers)
         dispatcher.observe_is_async = any(h.is_async for h in observers)
 
-    def _handler_failed(self, hook: str, exc: BaseException, handler: Handler) -> None:
-        self._errors[hook] += 1
-        if self.on_error == "raise":
-            exc.add_note(f"hookbus: raised by handler {handler.name} of hook {hook!r}")
-        else:
-            logger.error(
-                "hookbus: handler %s of hook %r raised %r; the chain goes on (on_error='log')",
-                handler.name,
-                hook,
-                exc,
-                exc_info=exc,
-            )
+    def _compile(self, hook: str, handlers: list[Handler]) -> Callable[..., Any] | None:
+        policies = [self._policies.policy(h) for h in handlers]
+        sinks = self._policies.sinks(hook)
+        live_args = LIVE_ARGS[hook]
+        if not self._timings.wanted(handlers):
+            return compile_chain(hook, live_args, handlers, policies=policies, sinks=sinks)
+        timing = self._timings.names(hook, handlers)
+        deadlines = [self._timings.deadline_of(h) for h in handlers]
+        return compile_chain(
+            hook,
+            live_args,
+            handlers,
+            policies=policies,
+            sinks=sinks,
+            timing=timing,
+            deadlines=deadlines,
+        )
+
+    def _quarantine(self, hook: str, handler: Handler) -> None:
+        """Take ``handler`` out of ``hook``'s chain (``on_error="quarantine"``)."""
+        for part in self._chain_parts():
+            handlers = part[hook]
+            for i, h in enumerate(handlers):
+                if h is handler:
+                    del handlers[i]
+                    self._recompile(hook)
+                    return
 
 
 def _closed_bus(event: BaseEvent, *args: Any, **kwargs: Any) -> None:
     raise BusClosedError(f"cannot publish {type(event).__name__}: the bus is closed")
 
 
-def _instantiate(items: Iterable[object]) -> list[object]:
-    """Turn callback classes (checked already) into instances; instances pass through."""
-    instances = []
-    for item in items:
-        if isinstance(item, type):
-            try:
-                item = item()
-            except TypeError as exc:
-                raise ConfigError(
-                    f"cannot instantiate callback class {item.__qualname__} with no arguments "
-                    f"({exc}); pass an instance instead"
-                ) from exc
-            # A class's hooks were checked unbound; an instance may add its own attributes.
-        instances.append(item)
-    return instances
-
-
-def _warn_stray_hooks(callback: object) -> None:
-    """Warn about ``on_*`` methods that look like misspelt hooks (they would never run)."""
-    for name in dir(type(callback)):
-        if name.startswith("on_") and name not in HOOKS and callable(getattr(callback, name)):
-            close = difflib.get_close_matches(name, HOOKS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            warnings.warn(
-                f"{type(callback).__qualname__}.{name} is not a hook and will never be "
-                f"called{hint}",
-                HookbusWarning,
-                stacklevel=4,
-            )
+def _class_options(callback: object) -> dict[str, Any]:
+    """Return the Handler options a class handler's instance sets by class attributes."""
+    observer = bool(getattr(callback, "observer", False))
+    if not isinstance(callback, Callback):  # duck-typed objects: no ordering attributes
+        return {"observer": observer}
+    where = type(callback).__qualname__
+    before, after, priority = placement(callback.before, callback.after, callback.priority, where)
+    on_error = callback.on_error
+    if on_error is not None:
+        check_on_error(on_error)
+    deadline = check_seconds(callback.deadline, f"{where}.deadline")
+    return {
+        "deadline": deadline,
+        "observer": observer,
+        "before": before,
+        "after": after,
+        "priority": priority,
+        "on_error": on_error,
+    }

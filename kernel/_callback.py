@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import difflib
+import warnings
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, ClassVar
 
 from hookbus.events import HOOKS
 
-__all__ = ("Callback", "overridden_hooks")
+from ._errors import ConfigError, HookbusWarning
+
+__all__ = ("Callback", "instantiate", "overridden_hooks", "warn_stray_hooks")
 
 
 class Callback:
@@ -20,11 +24,24 @@ class Callback:
 
     ``observer = True`` marks a class that watches every runner's events from the
     Algorithm's bus (a recorder, a tracer) rather than running where events happen.
+    ``before`` / ``after`` / ``priority`` move its handlers within their chains;
+    ``on_error`` sets their error policy (``"log"``, ...) and ``deadline`` their time limit,
+    overriding the bus's.
     ``get_state()`` / ``set_state()`` make the instance's state part of checkpoints;
     ``close()`` runs when the bus closes.
     """
 
     observer: ClassVar[bool] = False
+    before: ClassVar[Sequence[Any]] = ()
+    """Run this class's handlers before these (handler names, Callback classes)."""
+    after: ClassVar[Sequence[Any]] = ()
+    """Run this class's handlers after these."""
+    priority: ClassVar[int] = 0
+    """Among handlers free to run, a higher priority runs earlier (docs/subscribing.md)."""
+    on_error: ClassVar[str | None] = None
+    """This class's error policy, overriding the bus's (None: the bus's; docs/errors.md)."""
+    deadline: ClassVar[float | None] = None
+    """Seconds each of its handlers may take (None: the bus's); async ones are cancelled."""
 
     def get_state(self) -> dict[str, Any] | None:
         """Return state to save in checkpoints (plain data and numpy arrays), or None."""
@@ -104,3 +121,34 @@ def overridden_hooks(callback: object) -> list[str]:
         if callable(method) and (wanted is None or hook in wanted):
             hooks.append(hook)
     return hooks
+
+
+def instantiate(items: Iterable[object]) -> list[object]:
+    """Turn callback classes (checked already) into instances; instances pass through."""
+    instances = []
+    for item in items:
+        if isinstance(item, type):
+            try:
+                item = item()
+            except TypeError as exc:
+                raise ConfigError(
+                    f"cannot instantiate callback class {item.__qualname__} with no arguments "
+                    f"({exc}); pass an instance instead"
+                ) from exc
+            # A class's hooks were checked unbound; an instance may add its own attributes.
+        instances.append(item)
+    return instances
+
+
+def warn_stray_hooks(callback: object) -> None:
+    """Warn about ``on_*`` methods that look like misspelt hooks (they would never run)."""
+    for name in dir(type(callback)):
+        if name.startswith("on_") and name not in HOOKS and callable(getattr(callback, name)):
+            close = difflib.get_close_matches(name, HOOKS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            warnings.warn(
+                f"{type(callback).__qualname__}.{name} is not a hook and will never be "
+                f"called{hint}",
+                HookbusWarning,
+                stacklevel=4,
+            )

@@ -16,7 +16,7 @@ the hook's arguments spelled out by name, as a hand-written loop would:
             raise
 
 A chain with an async handler compiles to an ``async def`` that awaits exactly those.
-Under ``on_error="log"`` each call gets its own ``try`` and the chain goes on.
+A handler whose error policy is not "raise" gets its own ``try`` (``_mixed_policy_body``).
 """
 
 from __future__ import annotations
@@ -64,16 +64,39 @@ class Handler:
     is_async: bool
     takes_live: bool = True  # False for stream feeders, which take the event alone
     observer: bool = False  # watches every runner's events from the Algorithm's bus
+    # Ordering constraints (``_order``): handler names, Callback classes or callables.
+    before: tuple[Any, ...] = ()
+    after: tuple[Any, ...] = ()
+    priority: int = 0
+    on_error: str | None = None  # None: the bus's policy (``_policy``)
+    deadline: float | None = None  # seconds; None: the bus's (``_stats``)
 
     @classmethod
     def of(
-        cls, fn: Callable[..., Any], *, takes_live: bool = True, observer: bool = False
+        cls,
+        fn: Callable[..., Any],
+        *,
+        takes_live: bool = True,
+        observer: bool = False,
+        before: tuple[Any, ...] = (),
+        after: tuple[Any, ...] = (),
+        priority: int = 0,
+        on_error: str | None = None,
+        deadline: float | None = None,
     ) -> Handler:
         """Describe ``fn``, deciding once whether it is async."""
-        return cls(fn, describe(fn), is_async_callable(fn), takes_live, observer)
-
-
-ErrorSink = Callable[[BaseException, Handler], None]
+        return cls(
+            fn,
+            describe(fn),
+            is_async_callable(fn),
+            takes_live,
+            observer,
+            before,
+            after,
+            priority,
+            on_error,
+            deadline,
+        )
 
 
 def compile_chain(
@@ -81,15 +104,24 @@ def compile_chain(
     live_args: Sequence[str],
     handlers: Sequence[Handler],
     *,
-    on_error: str,
-    failed: ErrorSink,
+    policies: Sequence[str],
+    sinks: dict[str, Any],
+    timing: dict[str, Any] | None = None,
+    deadlines: Sequence[float | None] = (),
 ) -> Callable[..., Any] | None:
     """Return one function that runs ``handlers`` in order, or None for an empty chain.
 
     It takes ``(event, *live_args)``, positionally or by keyword; absent live arguments are
-    None. It is a coroutine function if any handler is async. ``failed(exc, handler)`` is
-    called for every handler exception: under ``on_error="raise"`` before it propagates (to
-    annotate it), under ``"log"`` instead of propagating.
+    None. It is a coroutine function if any handler is async. ``policies[i]`` is handler
+    i's error policy; ``sinks`` (``ErrorPolicies.sinks``) are what the chain calls when a
+    handler raises: ``_failed(exc, handler)`` under "raise" before the exception propagates
+    (to annotate it) and under "log" / "quarantine" instead of propagating; ``_collect``
+    and ``_raise_group`` under "collect".
+
+    ``timing`` (``Timings.names``) swaps in the timed chain: each call is timed and reported
+    to ``_done(i, seconds)``; an async handler with ``deadlines[i]`` runs in a cancel scope
+    and its overrun becomes a TimeoutError from ``_timeout(i)``, through its error policy.
+    Without it the chain has no clock read at all.
     """
     if not handlers:
         return None
@@ -104,30 +136,26 @@ def compile_chain(
         # otherwise never run, silently. One comparison per call; bench/dispatch.py.
         sync_call = f"_r = {call}; _r is None or _sync({i}, _r)"
         calls.append(f"await {call}" if h.is_async else sync_call)
+        if timing is not None:
+            calls[-1] = _timed(i, calls[-1], deadlines[i] if h.is_async else None)
 
     lines = [
         f"{'async ' if is_async else ''}def dispatch_{hook}"
         f"({', '.join(['event', *(f'{a}=None' for a in live_args)])}):"
     ]
-    if on_error == "log":
-        for i, call in enumerate(calls):
-            lines += [
-                "    try:",
-                f"        {call}",
-                "    except Exception as exc:",
-                f"        _failed(exc, _handlers[{i}])",
-            ]
-    else:
+    if all(p == "raise" for p in policies):  # the default: one try, as cheap as it gets
         lines += ["    index = 0", "    try:"]
         for i, call in enumerate(calls):
             if i:
                 lines.append(f"        index = {i}")
-            lines.append(f"        {call}")
+            lines.append(_indent(call, "        "))
         lines += [
             "    except Exception as exc:",
             "        _failed(exc, _handlers[index])",
             "        raise",
         ]
+    else:
+        lines += _mixed_policy_body(calls, policies)
 
     def sync_result(index: int, result: object) -> None:
         if inspect.isawaitable(result):
@@ -141,10 +169,61 @@ def compile_chain(
 
     namespace: dict[str, Any] = {
         **names,
-        "_failed": failed,
+        **sinks,
+        **(timing or {}),
         "_handlers": tuple(handlers),
         "_sync": sync_result,
     }
     exec(compile("\n".join(lines), f"<hookbus chain {hook}>", "exec"), namespace)
     fn: Callable[..., Any] = namespace[f"dispatch_{hook}"]
     return fn
+
+
+def _mixed_policy_body(calls: Sequence[str], policies: Sequence[str]) -> list[str]:
+    """Return the body of a chain whose handlers do not all have the "raise" policy.
+
+    A "log" / "quarantine" handler gets its own ``try`` that hands the error to ``_failed``
+    and goes on; a "collect" handler's ``try`` keeps the error in ``_errs``, raised as one
+    ExceptionGroup after the chain. "raise" handlers share an outer ``try``, as in the
+    default chain; if one raises after others were collected, the group includes it.
+    """
+    collects = "collect" in policies
+    raises = "raise" in policies
+    pad = "        " if raises else "    "
+    body = ["    _errs = None"] if collects else []
+    if raises:
+        body += ["    index = 0", "    try:"]
+    for i, (call, policy) in enumerate(zip(calls, policies, strict=True)):
+        if policy == "raise":
+            body += [f"{pad}index = {i}", _indent(call, pad)]
+            continue
+        if policy == "collect":
+            sink = f"_errs = _collect(_errs, exc, _handlers[{i}], event)"
+        else:
+            sink = f"_failed(exc, _handlers[{i}])"
+        body += [
+            f"{pad}try:",
+            _indent(call, pad + "    "),
+            f"{pad}except Exception as exc:",
+            f"{pad}    {sink}",
+        ]
+    if raises:
+        body += ["    except Exception as exc:", "        _failed(exc, _handlers[index])"]
+        if collects:
+            body.append("        _errs is None or _raise_group(_errs, exc)")
+        body.append("        raise")
+    if collects:
+        body.append("    _errs is None or _raise_group(_errs, None)")
+    return body
+
+
+def _timed(i: int, call: str, deadline: float | None) -> str:
+    """Wrap one call's code in a clock read and, for an async deadline, a cancel scope."""
+    if deadline is not None:
+        scope = f"with _move_on_after({deadline!r}) as _s:"
+        call = f"{scope}\n    {call}\n_s.cancelled_caught and _timeout({i})"
+    return f"_t = _clock()\n{call}\n_done({i}, _clock() - _t)"
+
+
+def _indent(code: str, pad: str) -> str:
+    return "\n".join(pad + line for line in code.split("\n"))

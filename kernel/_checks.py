@@ -29,11 +29,12 @@ __all__ = (
     "check_callbacks",
     "check_handler",
     "check_on_error",
+    "check_quarantine_after",
     "checked_callbacks",
 )
 
-OnError = Literal["raise", "log"]
-ON_ERROR_POLICIES: tuple[OnError, ...] = ("raise", "log")
+OnError = Literal["raise", "log", "collect", "quarantine"]
+ON_ERROR_POLICIES: tuple[OnError, ...] = ("raise", "log", "collect", "quarantine")
 
 _BY_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -44,6 +45,10 @@ def check_callbacks(
     *,
     on_error: str = "raise",
     plugins: bool | Sequence[str] = False,
+    quarantine_after: int = 3,
+    statistics: bool = False,
+    deadline: float | None = None,
+    watchdog: float | None = None,
     **hook_callables: Any,
 ) -> None:
     """Raise ConfigError for anything in these ``Bus(...)`` arguments that the bus would refuse.
@@ -52,6 +57,12 @@ def check_callbacks(
     being instantiated and plugins without being imported, so this has no side effects.
     """
     check_on_error(on_error)
+    check_quarantine_after(quarantine_after)
+    for what, seconds in (("deadline", deadline), ("watchdog", watchdog)):
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0
+        ):
+            raise ConfigError(f"{what} must be None or a number of seconds > 0, got {seconds!r}")
     check_plugin_selection(plugins)
     for name, value in hook_callables.items():
         hook = hook_name(name)
@@ -67,6 +78,12 @@ def check_on_error(on_error: object) -> None:
             f"unknown on_error policy {on_error!r}; allowed: "
             + ", ".join(repr(p) for p in ON_ERROR_POLICIES)
         )
+
+
+def check_quarantine_after(n: object) -> None:
+    """Raise ConfigError unless ``n`` (failures before quarantine) is an int >= 1."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"quarantine_after must be an int >= 1, got {n!r}")
 
 
 def check_handler(fn: object, hook: str) -> Callable[..., Any]:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from hookbus.events import HookbusError
 
-__all__ = ("BusClosedError", "ConfigError", "HookbusError", "RecordingError")
+__all__ = (
+    "BusClosedError",
+    "ConfigError",
+    "HookbusError",
+    "HookbusWarning",
+    "RecordingError",
+)
 
 
 class ConfigError(HookbusError, ValueError):
@@ -21,3 +27,7 @@ class RecordingError(HookbusError):
     def __init__(self, message: str, *, offset: int) -> None:
         super().__init__(f"{message} (at byte offset {offset})")
         self.offset = offset
+
+
+class HookbusWarning(UserWarning):
+    """Warn about something that works but is probably not what was meant."""

@@ -68,6 +68,8 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         self.callbacks_class: list[Any] = []
         self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
         self.on_error = "raise"
+        self.quarantine_after = 3
+        self.bus_timing: dict[str, Any] = {}  # statistics=, deadline=, watchdog=
         self.plugins: bool | list[str] = False
 
     # --- the builder ------------------------------------------------------------------------
@@ -78,6 +80,10 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         *,
         on_error: str = "raise",
         plugins: bool | list[str] = False,
+        quarantine_after: int = 3,
+        statistics: bool = False,
+        deadline: float | None = None,
+        watchdog: float | None = None,
         **hook_callables: Any,
     ) -> Self:
         """Set the callback classes (or instances) and per-hook callables, as ``Bus(...)`` takes.
@@ -86,7 +92,16 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         would check it (hook names, handler signatures, classes, ``on_error``, plugin names):
         a bad value raises ConfigError now, not at ``build()`` or at its first event.
         """
-        check_callbacks(callbacks_class, on_error=on_error, plugins=plugins, **hook_callables)
+        check_callbacks(
+            callbacks_class,
+            on_error=on_error,
+            plugins=plugins,
+            quarantine_after=quarantine_after,
+            statistics=statistics,
+            deadline=deadline,
+            watchdog=watchdog,
+            **hook_callables,
+        )
         self.callbacks_per_hook = {
             name: list(value) if isinstance(value, list | tuple) else [value]
             for name, value in hook_callables.items()
@@ -98,6 +113,8 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         else:
             self.callbacks_class = [callbacks_class]
         self.on_error = on_error
+        self.quarantine_after = quarantine_after
+        self.bus_timing = {"statistics": statistics, "deadline": deadline, "watchdog": watchdog}
         self.plugins = plugins
         return self
 
@@ -246,7 +263,14 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             classes = [c for c in classes if not getattr(c, "observer", False)]
         if bus is None:
             bus = Bus(
-                classes, on_error=self.on_error, plugins=self.plugins, **self.callbacks_per_hook
+                classes,
+                on_error=self.on_error,
+                plugins=self.plugins,
+                quarantine_after=self.quarantine_after,
+                statistics=self.bus_timing.get("statistics", False),
+                deadline=self.bus_timing.get("deadline"),
+                watchdog=self.bus_timing.get("watchdog"),
+                **self.callbacks_per_hook,
             )
         else:
             if self.on_error != bus.on_error:

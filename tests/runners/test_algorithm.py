@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hookbus.events import TrainResult
-from hookbus.kernel import Bus, Callback, ConfigError
+from hookbus.kernel import Bus, Callback, ConfigError, HookbusWarning
 from hookbus.runners import AlgorithmStateError, PPOConfig
 
 sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
@@ -228,6 +228,22 @@ def test_log_policy_counts_errors_in_results(small_ppo: PPOConfig) -> None:
         mp.setattr("logging.Logger.error", lambda *a, **k: None)
         result = algo.train()
     assert result["callbacks"]["errors"] == result["env_runners"]["num_episodes"] > 0
+
+
+def test_quarantine_policy_from_the_config_unsubscribes_a_failing_handler(
+    small_ppo: PPOConfig,
+) -> None:
+    def boom(**kwargs: Any) -> None:
+        raise ZeroDivisionError("in a handler")
+
+    config = small_ppo.callbacks(on_episode_end=boom, on_error="quarantine", quarantine_after=2)
+    with config.build() as algo, pytest.MonkeyPatch.context() as mp:
+        mp.setattr("logging.Logger.error", lambda *a, **k: None)
+        with pytest.warns(HookbusWarning, match="quarantined handler .*boom"):
+            result = algo.train()
+    assert result["callbacks"]["errors"] == 2
+    (name,) = algo.bus.statistics().quarantined["on_episode_end"]
+    assert name.endswith(".boom")
 
 
 @pytest.mark.parametrize(
