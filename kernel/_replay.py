@@ -26,7 +26,7 @@ from ._bus import Bus
 from ._episode import Episode
 from ._errors import ConfigError
 from ._hooks import LIVE_ARGS, hook_name
-from ._record import read_recording
+from ._read import read_recording
 
 __all__ = ("replay",)
 

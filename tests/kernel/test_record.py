@@ -93,7 +93,7 @@ async def test_header_names_versions_and_schema(tmp_path: Path, fmt: str) -> Non
     path = tmp_path / f"run.{fmt}"
     await record(path, [], format=fmt, hooks=["on_episode_end"])
     header = read_recording_header(path)
-    assert header.format_version == 2
+    assert header.format_version == 3
     assert header.hookbus_version
     assert len(header.schema) == 16
     assert header.hooks == ["on_episode_end"]
@@ -211,7 +211,7 @@ async def test_a_version_1_recording_is_refused_at_once_naming_both_versions(
     version_1_recording(path, fmt)
     message = (
         rf"^'{re.escape(str(path))}' has recording format version 1 \(written by hookbus "
-        r"0\.1\.0\); this hookbus \(.+\) reads version 2 only; record the run again"
+        r"0\.1\.0\); this hookbus \(.+\) reads versions 2 and 3; record the run again"
     )
     with pytest.raises(RecordingError, match=message) as info:
         read_recording_header(path)

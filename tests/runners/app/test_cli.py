@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,7 @@ def test_inspect_counts_hooks_sources_and_episodes(
 ) -> None:
     assert main(["inspect", str(recorded), "--episodes", "2"]) == 0
     out = capsys.readouterr().out
-    assert "format version 2" in out
+    assert "format version 3" in out
     assert "on_episode_step" in out
     assert "env_runner:0" in out
     assert "episodes: " in out
@@ -245,8 +246,11 @@ def test_inspect_says_when_the_schema_differs_through_the_public_header(
     assert "differs" not in capsys.readouterr().out
     header, rest = path.read_bytes().split(b"\n", 1)
     fields = json.loads(header)
+    del fields["crc32"]  # a JSON line's checksum covers the object without it (format 3)
     fields["schema"] = "0123456789abcdef"
-    path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
+    body = json.dumps(fields, separators=(",", ":")).encode()
+    line = body[:-1] + b',"crc32":"%08x"}\n' % zlib.crc32(body)
+    path.write_bytes(line + rest)
     assert main(["inspect", str(path), "--episodes", "0"]) == 0
     assert "schema 0123456789abcdef (differs from this hookbus's)" in capsys.readouterr().out
 
