@@ -105,7 +105,7 @@ def _check_header(header: Any, name: str, offset: int) -> RecordingHeader:
 def _read_msgpack(file: BufferedReader, name: str) -> Iterator[Any]:
     decoder = codec.msgpack_decoder(Event)
     any_decoder = codec.msgpack_decoder()
-    buffer: bytes | bytearray = b""
+    buffer = b""
     pos = 0  # position of buffer[0] in the file
     offset = len(MAGIC)  # file offset of the next frame
     first = True
@@ -165,20 +165,13 @@ def _frame_size(view: memoryview, at: int, name: str, offset: int) -> int:
     return size
 
 
-def _read_frame(file: BufferedReader, start: memoryview, total: int) -> tuple[bytearray, bool]:
+def _read_frame(file: BufferedReader, start: memoryview, total: int) -> tuple[bytes, bool]:
     """Return one whole frame of ``total`` bytes that begins with ``start``, and whether the
     file ended first (the frame is then short)."""
-    frame = bytearray(total)
-    frame[: len(start)] = start
-    filled = len(start)
-    with memoryview(frame) as view:
-        while filled < total:
-            count = file.readinto(view[filled:])
-            if not count:
-                break
-            filled += count
-    del frame[filled:]
-    return frame, filled < total
+    # One read of the remainder (sized to what the file holds, so a torn frame that
+    # announces much costs little), then one copy: linear, at most twice the frame.
+    rest = file.read(total - len(start))
+    return b"".join((start, rest)), len(start) + len(rest) < total
 
 
 # --- JSON lines -----------------------------------------------------------------------------
