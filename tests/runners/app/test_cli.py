@@ -292,3 +292,58 @@ def test_the_console_script_is_installed() -> None:
     assert "train" in done.stdout
     assert "replay" in done.stdout
     assert "inspect" in done.stdout
+
+
+def corrupt_recordings(directory: Path) -> dict[str, tuple[Path, int]]:
+    """One damaged file per kind of damage, and the byte offset each must be reported at."""
+    import struct
+
+    import msgspec
+
+    def frame(body: bytes) -> bytes:
+        return struct.pack("<II", len(body), zlib.crc32(body)) + body
+
+    def signed(body: bytes) -> bytes:
+        return body[:-1] + b',"crc32":"%08x"}\n' % zlib.crc32(body)
+
+    head = {"format": "hookbus-recording", "format_version": 3}
+    bad_array = {"type": "episode_step", "observation": msgspec.msgpack.Ext(1, b"\x01")}
+    bad_json_array = {"type": "episode_step", "observation": {"__ndarray__": "A", "dtype": "<f8"}}
+    deep_json = b'{"type":"episode_step","info":{"k":' + b"[" * 10**5 + b"]" * 10**5 + b"}}"
+    deep_msgpack = b"\x82\xa4type\xacepisode_step\xa4info\x81\xa1k" + b"\x91" * 10**5 + b"\x01"
+    msgpack_head = b"HOOKBUS\x00" + frame(msgspec.msgpack.encode(head))
+    json_head = signed(msgspec.json.encode(head))
+    step = signed(b'{"type":"episode_step","seq":1}')
+    files = {
+        "msgpack damaged byte": (msgpack_head[:-3] + b"\x00" + msgpack_head[-2:], 8),
+        "msgpack frame of 2**31 bytes": (msgpack_head + struct.pack("<II", 2**31, 0), None),
+        "msgpack malformed array": (msgpack_head + frame(msgspec.msgpack.encode(bad_array)), None),
+        "msgpack deep nesting": (msgpack_head + frame(deep_msgpack), None),
+        "msgpack header hooks [1, 2]": (
+            b"HOOKBUS\x00" + frame(msgspec.msgpack.encode({**head, "hooks": [1, 2]})),
+            8,
+        ),
+        "jsonl damaged byte": (json_head + step.replace(b"seq", b"sex"), None),
+        "jsonl line without checksum": (json_head + b'{"type":"episode_step"}\n', None),
+        "jsonl malformed array": (json_head + signed(msgspec.json.encode(bad_json_array)), None),
+        "jsonl deep nesting": (json_head + signed(deep_json), None),
+        "jsonl truncated line": (json_head + step[:-5], None),
+    }
+    made = {}
+    for kind, (data, offset) in files.items():
+        path = directory / (kind.replace(" ", "_") + (".jsonl" if "jsonl" in kind else ".msgpack"))
+        path.write_bytes(data)
+        at_head = len(json_head) if "jsonl" in kind else len(msgpack_head)
+        made[kind] = (path, at_head if offset is None else offset)
+    return made
+
+
+@pytest.mark.parametrize("command", ["inspect", "replay"])
+def test_every_kind_of_damage_exits_2_with_one_line_naming_its_offset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    for kind, (path, offset) in corrupt_recordings(tmp_path).items():
+        assert main([command, str(path)]) == 2, kind
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith(f"hookbus {command}: error: "), kind
+        assert line.endswith(f"(at byte offset {offset})"), (kind, line)
