@@ -317,7 +317,7 @@ hostile_descr = st.one_of(
     st.lists(
         st.lists(st.text(max_size=3) | st.sampled_from(["<f8", "|O"]), max_size=3), max_size=2
     ),
-    st.integers() | st.none(),
+    st.integers(-(2**63), 2**63 - 1) | st.none(),
 )
 hostile_shape = st.one_of(
     st.lists(st.integers(-2, 2**40), max_size=3), st.text(max_size=3), st.none()
