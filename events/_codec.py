@@ -38,6 +38,9 @@ __all__ = (
 
 _EXT_ARRAY = 1
 _EXT_SCALAR = 2
+# numpy 2's limit (numpy 1's is 32, refused by numpy itself): also bounds the work of
+# multiplying out a hostile shape, which could otherwise hold millions of huge dimensions.
+_MAX_DIMS = 64
 _ARRAY_KEY = "__ndarray__"
 _SCALAR_KEY = "__npscalar__"
 
@@ -53,6 +56,13 @@ def _descr(dtype: np.dtype[Any]) -> Any:
             "Python objects; convert to a numeric, bool, string or structured dtype"
         )
     return dtype_to_descr(dtype)
+
+
+def _scalar_dtype(obj: np.generic) -> np.dtype[Any]:
+    # An empty np.str_ or np.bytes_ reports a zero-size dtype (<U0, |S0), yet tobytes() gives
+    # one character's bytes; the dtype of its array form (<U1, |S1) describes them.
+    dtype = obj.dtype
+    return dtype if dtype.itemsize else np.asarray(obj).dtype
 
 
 def _dtype(descr: Any) -> np.dtype[Any]:
@@ -77,12 +87,19 @@ def _layout(descr: Any, shape: Any) -> tuple[np.dtype[Any], tuple[int, ...], int
     if dtype.hasobject:  # the bytes would be read as pointers
         raise CodecError(f"malformed numpy value: object dtype {dtype!r} is never written")
     dims = _shape(shape)
-    return dtype, dims, math.prod(dims) * dtype.itemsize
+    count = math.prod(dims)
+    if dtype.itemsize == 0 and count > 1:
+        # No bytes bound how many items it claims (2**63 would do): only what cannot be big.
+        raise CodecError(
+            f"malformed numpy value: {count:,} items of the zero-size dtype {dtype.str!r}; "
+            "only empty arrays and single values of it are read"
+        )
+    return dtype, dims, count * dtype.itemsize
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
     # A loop, not all(<generator>): this runs for every array of a JSON recording.
-    if type(shape) is list or type(shape) is tuple:
+    if (type(shape) is list or type(shape) is tuple) and len(shape) <= _MAX_DIMS:
         for n in shape:
             if type(n) is not int or n < 0:
                 break
@@ -99,9 +116,12 @@ def _from_bytes(raw: bytes | memoryview, layout: tuple[np.dtype[Any], tuple[int,
             f"malformed numpy value: {len(raw)} bytes of data, but dtype {dtype.str!r} and "
             f"shape {list(shape)} take {size}"
         )
-    if dtype.itemsize == 0:  # frombuffer cannot count items of size 0; there are no bytes
-        return np.empty(shape, dtype)
-    return np.frombuffer(raw, dtype=dtype).reshape(shape)
+    try:
+        if dtype.itemsize == 0:  # frombuffer cannot count items of size 0; there are no bytes
+            return np.empty(shape, dtype)
+        return np.frombuffer(raw, dtype=dtype).reshape(shape)
+    except ValueError as exc:  # e.g. more dimensions than this numpy takes
+        raise CodecError(f"malformed numpy value: {exc}") from exc
 
 
 # --- MessagePack ----------------------------------------------------------------------------
@@ -133,7 +153,7 @@ def _msgpack_enc_hook(obj: Any) -> Any:
         raw = obj.tobytes()  # C order, whatever the array's layout
         return msgspec.msgpack.Ext(_EXT_ARRAY, header + raw)
     if isinstance(obj, np.generic):
-        header = _msgpack_header(_EXT_SCALAR, obj.dtype, ())
+        header = _msgpack_header(_EXT_SCALAR, _scalar_dtype(obj), ())
         return msgspec.msgpack.Ext(_EXT_SCALAR, header + obj.tobytes())
     raise NotImplementedError(_unencodable(obj))
 
@@ -217,7 +237,8 @@ def _json_enc_hook(obj: Any) -> Any:
             "shape": list(obj.shape),
         }
     if isinstance(obj, np.generic):
-        return {_SCALAR_KEY: base64.b64encode(obj.tobytes()).decode(), "dtype": _descr(obj.dtype)}
+        text = base64.b64encode(obj.tobytes()).decode()
+        return {_SCALAR_KEY: text, "dtype": _descr(_scalar_dtype(obj))}
     raise NotImplementedError(_unencodable(obj))
 
 

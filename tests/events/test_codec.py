@@ -222,3 +222,24 @@ def test_any_numpy_payload_decodes_or_is_a_codec_error(
         return
     assert isinstance(value, np.ndarray | np.generic)
     assert value.dtype.hasobject is False
+
+
+@pytest.mark.parametrize(("encode", "decode"), FORMATS)
+@pytest.mark.parametrize("scalar", [np.str_(""), np.bytes_(b""), np.void(b"")], ids=repr)
+def test_empty_string_scalars_round_trip(encode: Any, decode: Any, scalar: Any) -> None:
+    # Their dtype says size 0 (<U0) but tobytes() gives a character: written so, a
+    # recording holding one could not be read back.
+    back = decode(encode(scalar))
+    assert type(back) is type(scalar)
+    assert back == scalar
+
+
+def test_zero_size_dtypes_cannot_claim_unbounded_items() -> None:
+    import msgspec
+
+    data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, ext_payload("|V0", [2**40, 2**40], b"")))
+    with pytest.raises(codec.CodecError, match="items of the zero-size dtype"):
+        codec.decode_msgpack(data)
+    data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, ext_payload("<f8", [1] * 65, bytes(8))))
+    with pytest.raises(codec.CodecError, match="bad shape"):  # more dimensions than numpy's
+        codec.decode_msgpack(data)
