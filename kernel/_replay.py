@@ -163,8 +163,8 @@ class _Episodes:
         self.dropped += 1
         if self.dropped == 1:
             warnings.warn(
-                f"replay keeps at most max_open_episodes={self.max_open:,} unfinished "
-                f"episodes and {self.max_open + 1:,} were open: it dropped the least recently "
+                f"replay keeps at most max_open_episodes={self.max_open} unfinished "
+                f"episodes and {self.max_open + 1} were open: it dropped the least recently "
                 f"active one ({episode_id!r}) and drops more as needed without warning again; "
                 "a later event of a dropped episode starts a fresh episode without the steps "
                 "before. Record on_episode_end, or pass a larger max_open_episodes",
