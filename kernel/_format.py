@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import zlib
 from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
@@ -55,18 +54,14 @@ reader holds for one frame (at most about twice this) bounded whatever a file cl
 
 HEAD = struct.Struct("<II")  # msgpack frame: body length, CRC-32 of the body (little-endian)
 
-# A version 3 JSON line: the object's JSON minus its closing brace, then this suffix.
+# A version 3 JSON line: the object's JSON minus its closing brace, then LINE_END % its CRC.
+# Every object written has members (a tag at least), so the comma is always right.
+LINE_END = b',"crc32":"%08x"}\n'
 CRC_KEY = b',"crc32":"'
-CRC_SUFFIX_SIZE = len(CRC_KEY) + 8 + len(b'"}\n')
+CRC_SUFFIX_SIZE = len(LINE_END % 0)  # from the object's last member to the newline
 
 Format = Literal["msgpack", "jsonl"]
 FORMATS: tuple[Format, ...] = ("msgpack", "jsonl")
-
-
-def checked_line(json: bytes) -> bytes:
-    """Return the version 3 line for an object's ``json``: its checksum appended, a newline."""
-    # Every object we write has members (a tag at least), so the comma is always right.
-    return b'%b%b%08x"}\n' % (json[:-1], CRC_KEY, zlib.crc32(json))
 
 
 class RecordingHeader(msgspec.Struct, frozen=True, kw_only=True):

@@ -16,12 +16,13 @@ from hookbus.events import BaseEvent, codec
 from ._callback import Callback
 from ._errors import ConfigError, RecordingError
 from ._format import (
+    CRC_SUFFIX_SIZE,
     FORMATS,
     HEAD,
+    LINE_END,
     MAGIC,
     MAX_FRAME_SIZE,
     RecordingHeader,
-    checked_line,
     hookbus_version,
     schema_fingerprint,
 )
@@ -71,7 +72,7 @@ class Recorder(Callback):
             self._buffer += MAGIC
             self._append_frame(header)
         else:
-            self._buffer += checked_line(codec.encode_json(header))
+            self._append_line(codec.encode_json(header), header)
         self.flush()
 
     def wanted_hooks(self) -> Collection[str] | None:
@@ -96,13 +97,20 @@ class Recorder(Callback):
         view.release()  # before the buffer next grows
         HEAD.pack_into(buffer, start, size, crc)
 
+    def _append_line(self, json: bytes, obj: Any) -> None:
+        # The object without its closing brace, then its checksum member: two appends and
+        # no copy of the JSON in between.
+        size = len(json) - 1 + CRC_SUFFIX_SIZE
+        if size > MAX_FRAME_SIZE:
+            self._refuse(obj, size, len(self._buffer))
+        with memoryview(json) as view:
+            self._buffer += view[:-1]
+        self._buffer += LINE_END % zlib.crc32(json)
+
     def record(self, *, event: BaseEvent, **kwargs: Any) -> None:
         """Append ``event`` to the buffer (every hook's handler)."""
         if self._jsonl:
-            line = checked_line(codec.encode_json(event))
-            if len(line) > MAX_FRAME_SIZE:
-                self._refuse(event, len(line), len(self._buffer))
-            self._buffer += line
+            self._append_line(codec.encode_json(event), event)
         else:
             self._append_frame(event)
         self.events_written += 1
