@@ -8,7 +8,7 @@ Two formats, both streams of events after a header:
 - ``jsonl``: one JSON object per line, the header first. Since version 3 each object ends
   with a fixed-width ``"crc32":"%08x"`` member: the CRC-32 of the line's JSON as it was
   before that member was appended, so that every line stays valid JSON (for jq and the
-  like) and any flipped bit is found. A torn last line has no newline.
+  like) and a flipped bit is found. A torn last line has no newline.
 
 No frame body and no line (newline included) is longer than ``MAX_FRAME_SIZE``: the writer
 refuses a bigger event, and the reader refuses a bigger frame before reading it.
