@@ -8,12 +8,16 @@ hook pair that does, so that a dtype and a shape survive every round trip exactl
 - JSON: an object ``{"__ndarray__": base64, "dtype": descr, "shape": [...]}`` (or
   ``"__npscalar__"``), turned back into numpy after parsing.
 
-Encoders and decoders are built once and reused (msgspec's perf advice).
+Encoders and decoders are built once and reused (msgspec's perf advice). Decoding trusts
+nothing: a payload whose dtype, shape or length do not agree, an object dtype, invalid
+UTF-8 or nesting too deep for the stack is a ``CodecError`` naming what is wrong.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import math
 from typing import Any
 
 import msgspec
@@ -34,6 +38,9 @@ __all__ = (
 
 _EXT_ARRAY = 1
 _EXT_SCALAR = 2
+# numpy 2's limit (numpy 1's is 32, refused by numpy itself): also bounds the work of
+# multiplying out a hostile shape, which could otherwise hold millions of huge dimensions.
+_MAX_DIMS = 64
 _ARRAY_KEY = "__ndarray__"
 _SCALAR_KEY = "__npscalar__"
 
@@ -51,6 +58,13 @@ def _descr(dtype: np.dtype[Any]) -> Any:
     return dtype_to_descr(dtype)
 
 
+def _scalar_dtype(obj: np.generic) -> np.dtype[Any]:
+    # An empty np.str_ or np.bytes_ reports a zero-size dtype (<U0, |S0), yet tobytes() gives
+    # one character's bytes; the dtype of its array form (<U1, |S1) describes them.
+    dtype = obj.dtype
+    return dtype if dtype.itemsize else np.asarray(obj).dtype
+
+
 def _dtype(descr: Any) -> np.dtype[Any]:
     # JSON and msgpack turn the tuples of a structured descr into lists; numpy wants tuples.
     if isinstance(descr, list):
@@ -60,6 +74,63 @@ def _dtype(descr: Any) -> np.dtype[Any]:
 
 def _dtype_field(field: list[Any]) -> list[Any]:
     return [field[0], _dtype(field[1]), *field[2:]] if isinstance(field[1], list) else field
+
+
+def _layout(descr: Any, shape: Any) -> tuple[np.dtype[Any], tuple[int, ...], int]:
+    """Check a decoded numpy header; return its dtype, shape and payload size in bytes."""
+    if type(descr) is not str and type(descr) is not list:  # numpy takes None for float64
+        raise CodecError(f"malformed numpy value: bad dtype {descr!r:.80}")
+    try:
+        dtype = _dtype(descr)
+    # numpy's parser of dtype strings raises all of these, SyntaxError included ("<f,").
+    except (
+        TypeError,
+        ValueError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        RecursionError,
+        SyntaxError,
+    ) as exc:
+        raise CodecError(f"malformed numpy value: bad dtype {descr!r:.80} ({exc})") from exc
+    if dtype.hasobject:  # the bytes would be read as pointers
+        raise CodecError(f"malformed numpy value: object dtype {dtype!r} is never written")
+    dims = _shape(shape)
+    count = math.prod(dims)
+    if dtype.itemsize == 0 and count > 1:
+        # No bytes bound how many items it claims (2**63 would do): only what cannot be big.
+        raise CodecError(
+            f"malformed numpy value: {count:,} items of the zero-size dtype {dtype.str!r}; "
+            "only empty arrays and single values of it are read"
+        )
+    return dtype, dims, count * dtype.itemsize
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    # A loop, not all(<generator>): this runs for every array of a JSON recording.
+    if (type(shape) is list or type(shape) is tuple) and len(shape) <= _MAX_DIMS:
+        for n in shape:
+            if type(n) is not int or n < 0:
+                break
+        else:
+            return tuple(shape)
+    raise CodecError(f"malformed numpy value: bad shape {shape!r:.80}")
+
+
+def _from_bytes(raw: bytes | memoryview, layout: tuple[np.dtype[Any], tuple[int, ...], int]) -> Any:
+    """Return the C-order array ``raw`` holds (a view of it), once its length is checked."""
+    dtype, shape, size = layout
+    if len(raw) != size:
+        raise CodecError(
+            f"malformed numpy value: {len(raw)} bytes of data, but dtype {dtype.str!r} and "
+            f"shape {list(shape)} take {size}"
+        )
+    try:
+        if dtype.itemsize == 0:  # frombuffer cannot count items of size 0; there are no bytes
+            return np.empty(shape, dtype)
+        return np.frombuffer(raw, dtype=dtype).reshape(shape)
+    except ValueError as exc:  # e.g. more dimensions than this numpy takes
+        raise CodecError(f"malformed numpy value: {exc}") from exc
 
 
 # --- MessagePack ----------------------------------------------------------------------------
@@ -91,9 +162,27 @@ def _msgpack_enc_hook(obj: Any) -> Any:
         raw = obj.tobytes()  # C order, whatever the array's layout
         return msgspec.msgpack.Ext(_EXT_ARRAY, header + raw)
     if isinstance(obj, np.generic):
-        header = _msgpack_header(_EXT_SCALAR, obj.dtype, ())
+        header = _msgpack_header(_EXT_SCALAR, _scalar_dtype(obj), ())
         return msgspec.msgpack.Ext(_EXT_SCALAR, header + obj.tobytes())
     raise NotImplementedError(_unencodable(obj))
+
+
+# Checked layouts by header bytes: decoding a header and building its dtype (descr_to_dtype)
+# costs more than the rest of the hook, and a recording repeats a few headers throughout.
+_layouts: dict[bytes, tuple[np.dtype[Any], tuple[int, ...], int]] = {}
+
+
+def _msgpack_layout(header: bytes) -> tuple[np.dtype[Any], tuple[int, ...], int]:
+    layout = _layouts.get(header)
+    if layout is None:
+        try:
+            descr, shape = _header_decoder.decode(header)
+        except (msgspec.DecodeError, ValueError, TypeError, RecursionError) as exc:
+            raise CodecError(f"malformed numpy value: bad header ({exc})") from exc
+        layout = _layout(descr, shape)
+        if len(_layouts) < _MAX_HEADERS:
+            _layouts[header] = layout
+    return layout
 
 
 def _msgpack_ext_hook(code: int, data: memoryview) -> Any:
@@ -101,16 +190,14 @@ def _msgpack_ext_hook(code: int, data: memoryview) -> Any:
         raise CodecError(f"unknown MessagePack extension type {code}; hookbus writes 1 and 2")
     # Payload: 4-byte little-endian header length, the msgpack header [descr, shape], raw bytes.
     header_end = 4 + int.from_bytes(data[:4], "little")
-    try:
-        descr, shape = _header_decoder.decode(data[4:header_end])
-        array = np.frombuffer(data[header_end:], dtype=_dtype(descr)).reshape(shape)
-    # Damaged bytes: numpy's own complaints, which vary (ValueError, TypeError, and even a
-    # SyntaxError from parsing a damaged dtype string); only data is decoded in this block.
-    except Exception as exc:
-        raise CodecError(f"a numpy value's bytes are damaged: {exc}") from exc
+    if len(data) < 4 or header_end > len(data):
+        raise CodecError(f"malformed numpy value: {len(data)} bytes cannot hold its header")
+    layout = _msgpack_layout(bytes(data[4:header_end]))
     if code == _EXT_SCALAR:
-        return array[()]
-    return array.copy()  # frombuffer views the caller's transient buffer; users may write
+        if layout[1]:
+            raise CodecError(f"malformed numpy scalar: shape {list(layout[1])}, not []")
+        return _from_bytes(data[header_end:], layout)[()]
+    return _from_bytes(data[header_end:], layout).copy()  # a view of a transient buffer
 
 
 _msgpack_encoder = msgspec.msgpack.Encoder(enc_hook=_msgpack_enc_hook)
@@ -143,7 +230,7 @@ def decode_msgpack(data: bytes | memoryview, type: Any = Any) -> Any:
     """Decode MessagePack ``data`` as ``type`` (``Any`` by default; ``Event`` for any event)."""
     try:
         return msgpack_decoder(type).decode(data)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # text that is not UTF-8 too
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise CodecError(f"cannot decode MessagePack as {_type_name(type)}: {exc}") from exc
 
 
@@ -159,7 +246,8 @@ def _json_enc_hook(obj: Any) -> Any:
             "shape": list(obj.shape),
         }
     if isinstance(obj, np.generic):
-        return {_SCALAR_KEY: base64.b64encode(obj.tobytes()).decode(), "dtype": _descr(obj.dtype)}
+        text = base64.b64encode(obj.tobytes()).decode()
+        return {_SCALAR_KEY: text, "dtype": _descr(_scalar_dtype(obj))}
     raise NotImplementedError(_unencodable(obj))
 
 
@@ -167,15 +255,23 @@ def _revive(obj: Any) -> Any:
     """Turn the JSON stand-ins for numpy values back into numpy, recursively."""
     if isinstance(obj, dict):
         if _ARRAY_KEY in obj:
-            raw = base64.b64decode(obj[_ARRAY_KEY])
-            return np.frombuffer(raw, dtype=_dtype(obj["dtype"])).reshape(obj["shape"]).copy()
+            layout = _layout(obj.get("dtype"), obj.get("shape"))
+            return _from_bytes(_base64(obj[_ARRAY_KEY]), layout).copy()
         if _SCALAR_KEY in obj:
-            raw = base64.b64decode(obj[_SCALAR_KEY])
-            return np.frombuffer(raw, dtype=_dtype(obj["dtype"]))[0]
+            layout = _layout(obj.get("dtype"), ())
+            return _from_bytes(_base64(obj[_SCALAR_KEY]), layout)[()]
         return {key: _revive(value) for key, value in obj.items()}
     if isinstance(obj, list):
         return [_revive(item) for item in obj]
     return obj
+
+
+def _base64(text: Any) -> bytes:
+    # Strict: b64decode's default skips characters outside the alphabet, hiding damage.
+    try:
+        return binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, TypeError, ValueError) as exc:
+        raise CodecError(f"malformed numpy value: bad base64 data {text!r:.40} ({exc})") from exc
 
 
 _json_encoder = msgspec.json.Encoder(enc_hook=_json_enc_hook)
@@ -195,7 +291,7 @@ def decode_json(data: bytes | str, type: Any = Any) -> Any:
     try:
         tree = _revive(_json_decoder.decode(data))
         return tree if type is Any else msgspec.convert(tree, type=type)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise CodecError(f"cannot decode JSON as {_type_name(type)}: {exc}") from exc
 
 

@@ -16,16 +16,13 @@ from ._errors import (
     ConfigError as ConfigError,
     RecordingError as RecordingError,
 )
+from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
 from ._hooks import LIVE_ARGS as LIVE_ARGS
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
-from ._record import (
-    Recorder as Recorder,
-    RecordingHeader as RecordingHeader,
-    read_recording as read_recording,
-    read_recording_header as read_recording_header,
-)
+from ._read import read_recording as read_recording, read_recording_header as read_recording_header
+from ._record import Recorder as Recorder
 from ._replay import replay as replay
 from ._replay_metrics import ReplayResult as ReplayResult, replay_into as replay_into
 from ._services import ServiceRegistry as ServiceRegistry
@@ -34,6 +31,7 @@ from ._stream import EventStream as EventStream
 
 __all__ = (
     "LIVE_ARGS",
+    "MAX_FRAME_SIZE",
     "PLUGIN_GROUP",
     "Bus",
     "BusClosedError",

@@ -22,7 +22,11 @@ class BusClosedError(HookbusError, RuntimeError):
 
 
 class RecordingError(HookbusError):
-    """Raise when a recording is corrupt or truncated; ``offset`` is its first bad byte."""
+    """Raise when a recording cannot be read, or an event cannot be recorded.
+
+    ``offset`` is the byte offset where the bad frame or line starts (for an event refused
+    by a Recorder, where it would have started).
+    """
 
     def __init__(self, message: str, *, offset: int) -> None:
         super().__init__(f"{message} (at byte offset {offset})")

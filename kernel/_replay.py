@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from typing import Any
@@ -22,13 +23,16 @@ from hookbus.events import (
 )
 from hookbus.metrics import MetricsLogger
 
-from ._bus import Bus
+from ._bus import Bus, HookbusWarning
 from ._episode import Episode
 from ._errors import ConfigError
 from ._hooks import LIVE_ARGS, hook_name
-from ._record import read_recording
+from ._read import read_recording
 
-__all__ = ("replay",)
+__all__ = ("MAX_OPEN_EPISODES", "replay")
+
+MAX_OPEN_EPISODES = 10_000
+"""How many unfinished episodes replay keeps by default (``max_open_episodes``)."""
 
 
 async def replay(
@@ -39,6 +43,7 @@ async def replay(
     metrics_logger: MetricsLogger | None = None,
     hooks: Collection[str] | None = None,
     sources: Collection[str] | None = None,
+    max_open_episodes: int = MAX_OPEN_EPISODES,
     **bus_options: Any,
 ) -> int:
     """Publish a recorded stream again, in order, and return how many events were published.
@@ -52,16 +57,22 @@ async def replay(
     events), ``samples``, ``result`` and ``evaluation_metrics``; the others (env, env_runner,
     algorithm, rl_module, ...) are None. ``hooks`` and ``sources`` keep only those events,
     though episodes are still rebuilt from every recorded step.
+
+    At most ``max_open_episodes`` unfinished episodes are kept (a recording without episode
+    ends never finishes any): past that, the least recently active one is dropped, with one
+    HookbusWarning per replay, and a later event of it starts a fresh episode.
     """
     if bus is not None and (callbacks is not None or bus_options):
         raise ConfigError("replay() takes either bus= or callbacks (and their options), not both")
+    if type(max_open_episodes) is not int or max_open_episodes < 1:
+        raise ConfigError(f"max_open_episodes must be an int >= 1, not {max_open_episodes!r}")
     own_bus = bus is None
     bus = bus if bus is not None else Bus(callbacks, **bus_options)
     logger = metrics_logger if metrics_logger is not None else MetricsLogger()
     keep_types = None if hooks is None else {HOOKS[hook_name(h)] for h in hooks}
     keep_sources = None if sources is None else set(sources)
     events = read_recording(source) if isinstance(source, str | os.PathLike) else source
-    rebuilder = _Episodes()
+    rebuilder = _Episodes(max_open_episodes)
     count = 0
     try:
         for event in events:
@@ -85,8 +96,12 @@ class _Episodes:
     # without sample ends would keep them forever, so only the newest few are kept.
     MAX_FINISHED = 10_000
 
-    def __init__(self) -> None:
-        self.live: dict[str, Episode] = {}
+    def __init__(self, max_open: int) -> None:
+        # Unfinished episodes, least recently active first: a recording without episode
+        # ends (hooks=["on_episode_start"]) would otherwise grow this without bound.
+        self.live: OrderedDict[str, Episode] = OrderedDict()
+        self.max_open = max_open
+        self.dropped = 0
         self.finished: OrderedDict[str, Episode] = OrderedDict()
 
     def live_arguments(self, event: BaseEvent, logger: MetricsLogger) -> dict[str, Any]:
@@ -120,6 +135,10 @@ class _Episodes:
         if episode is None:
             episode = Episode(env_index=event.env_index, id_=event.episode_id)
             self.live[event.episode_id] = episode
+            if len(self.live) > self.max_open:
+                self._drop_least_recent()
+        else:
+            self.live.move_to_end(event.episode_id)  # O(1): keeps the LRU order
         if isinstance(event, EpisodeStart):
             episode.add_reset(event.observation, event.info)
         elif isinstance(event, EpisodeStep):  # every step, the last one too (format 2)
@@ -138,3 +157,17 @@ class _Episodes:
             if len(self.finished) > self.MAX_FINISHED:
                 self.finished.popitem(last=False)
         return episode
+
+    def _drop_least_recent(self) -> None:
+        episode_id, _ = self.live.popitem(last=False)
+        self.dropped += 1
+        if self.dropped == 1:
+            warnings.warn(
+                f"replay keeps at most max_open_episodes={self.max_open} unfinished "
+                f"episodes and {self.max_open + 1} were open: it dropped the least recently "
+                f"active one ({episode_id!r}) and drops more as needed without warning again; "
+                "a later event of a dropped episode starts a fresh episode without the steps "
+                "before. Record on_episode_end, or pass a larger max_open_episodes",
+                HookbusWarning,
+                stacklevel=5,  # the caller of replay()
+            )

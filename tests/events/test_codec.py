@@ -133,7 +133,139 @@ def test_damaged_array_bytes_and_bad_utf8_are_codec_errors() -> None:
     payload: bytes = msgspec.msgpack.decode(good, ext_hook=lambda code, data: bytes(data))
     for damaged in (payload[:-1], payload.replace(b"<f4", b"<q9")):
         data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, damaged))
-        with pytest.raises(codec.CodecError, match="a numpy value's bytes are damaged"):
+        with pytest.raises(codec.CodecError, match="malformed numpy value"):
             codec.decode_msgpack(data)
     with pytest.raises(codec.CodecError, match="utf-8"):
         codec.decode_msgpack(b"\xa1\xff")
+
+
+def ext_payload(descr: Any, shape: Any, raw: bytes) -> bytes:
+    import msgspec
+
+    head = msgspec.msgpack.encode([descr, shape])
+    return len(head).to_bytes(4, "little") + head + raw
+
+
+@pytest.mark.parametrize(
+    ("code", "payload", "message"),
+    [
+        (1, b"\x01", "cannot hold its header"),
+        (1, b"\x04\x00\x00\x00\x93\x01\x02\x03", "bad header"),
+        (1, ext_payload("<zz", [1], bytes(8)), "bad dtype '<zz'"),
+        (1, ext_payload(None, [1], bytes(8)), "bad dtype None"),
+        (1, ext_payload("|O", [1], bytes(8)), "object dtype"),
+        (1, ext_payload("<f8", [3], bytes(8)), r"8 bytes of data, but dtype '<f8' and shape \[3\]"),
+        (1, ext_payload("<f8", [-1], b""), r"bad shape \[-1\]"),
+        (1, ext_payload("<f8", [True], bytes(8)), r"bad shape \[True\]"),
+        (2, ext_payload("<f8", [2], bytes(16)), r"scalar: shape \[2\], not \[\]"),
+    ],
+    ids=[
+        "short",
+        "header-not-a-pair",
+        "unknown-dtype",
+        "no-dtype",
+        "object-dtype",
+        "wrong-length",
+        "negative-shape",
+        "bool-shape",
+        "shaped-scalar",
+    ],
+)
+def test_a_malformed_msgpack_numpy_payload_is_a_codec_error_naming_it(
+    code: int, payload: bytes, message: str
+) -> None:
+    import msgspec
+
+    data = msgspec.msgpack.encode({"x": msgspec.msgpack.Ext(code, payload)})
+    with pytest.raises(codec.CodecError, match=message):
+        codec.decode_msgpack(data)
+
+
+@pytest.mark.parametrize(
+    ("stand_in", "message"),
+    [
+        ({"__ndarray__": "@@@=", "dtype": "<f8", "shape": [1]}, "bad base64"),
+        ({"__ndarray__": "AAAAAAAAAA", "dtype": "<f8", "shape": [1]}, "bad base64"),  # padding
+        ({"__ndarray__": 5, "dtype": "<f8", "shape": [1]}, "bad base64"),
+        ({"__ndarray__": "AAAAAAAAAAA="}, "bad dtype None"),
+        ({"__ndarray__": "AAAAAAAAAAA=", "dtype": "|O", "shape": [1]}, "object dtype"),
+        ({"__ndarray__": "AAAAAAAAAAA=", "dtype": "<f8", "shape": [2]}, "8 bytes of data"),
+        ({"__npscalar__": "", "dtype": "<f8"}, "0 bytes of data"),
+    ],
+    ids=[
+        "not-base64",
+        "unpadded",
+        "not-a-string",
+        "no-dtype",
+        "object-dtype",
+        "wrong-length",
+        "empty-scalar",
+    ],
+)
+def test_a_malformed_json_numpy_stand_in_is_a_codec_error_naming_it(
+    stand_in: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(codec.CodecError, match=message):
+        codec.decode_json(codec.encode_json({"x": stand_in}))
+
+
+@pytest.mark.parametrize(
+    ("decode", "data"),
+    [
+        (codec.decode_msgpack, b"\x91" * 100_000 + b"\x01"),
+        (codec.decode_json, b"[" * 100_000 + b"]" * 100_000),
+        (codec.decode_msgpack, b"\xa1\xff"),  # a string that is not UTF-8
+        (codec.decode_json, b'"\xff"'),
+    ],
+    ids=["deep-msgpack", "deep-json", "utf8-msgpack", "utf8-json"],
+)
+def test_deep_nesting_and_bad_utf8_are_codec_errors(decode: Any, data: bytes) -> None:
+    with pytest.raises(codec.CodecError, match="cannot decode"):
+        decode(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    code=st.sampled_from([1, 2]),
+    descr=st.one_of(
+        st.sampled_from(["<f8", "|u1", "|O", "|V0", "<U2", "i8,i8", "<M8[s]"]),
+        st.text(max_size=6),
+        st.lists(st.lists(st.text(max_size=3) | st.sampled_from(["<f8", "|O"]), max_size=3)),
+        st.integers(-(2**63), 2**63 - 1) | st.none(),
+    ),
+    shape=st.lists(st.integers(-2, 2**40), max_size=3) | st.text(max_size=2) | st.none(),
+    raw=st.binary(max_size=24),
+)
+def test_any_numpy_payload_decodes_or_is_a_codec_error(
+    code: int, descr: Any, shape: Any, raw: bytes
+) -> None:
+    import msgspec
+
+    data = msgspec.msgpack.encode(msgspec.msgpack.Ext(code, ext_payload(descr, shape, raw)))
+    try:
+        value = codec.decode_msgpack(data)
+    except codec.CodecError:
+        return
+    assert isinstance(value, np.ndarray | np.generic)
+    assert value.dtype.hasobject is False
+
+
+@pytest.mark.parametrize(("encode", "decode"), FORMATS)
+@pytest.mark.parametrize("scalar", [np.str_(""), np.bytes_(b""), np.void(b"")], ids=repr)
+def test_empty_string_scalars_round_trip(encode: Any, decode: Any, scalar: Any) -> None:
+    # Their dtype says size 0 (<U0) but tobytes() gives a character: written so, a
+    # recording holding one could not be read back.
+    back = decode(encode(scalar))
+    assert type(back) is type(scalar)
+    assert back == scalar
+
+
+def test_zero_size_dtypes_cannot_claim_unbounded_items() -> None:
+    import msgspec
+
+    data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, ext_payload("|V0", [2**40, 2**40], b"")))
+    with pytest.raises(codec.CodecError, match="items of the zero-size dtype"):
+        codec.decode_msgpack(data)
+    data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, ext_payload("<f8", [1] * 65, bytes(8))))
+    with pytest.raises(codec.CodecError, match="bad shape"):  # more dimensions than numpy's
+        codec.decode_msgpack(data)

@@ -25,6 +25,7 @@ from hookbus.events import (
     TrainResult,
 )
 from hookbus.kernel import (
+    MAX_FRAME_SIZE,
     Bus,
     ConfigError,
     Recorder,
@@ -93,7 +94,7 @@ async def test_header_names_versions_and_schema(tmp_path: Path, fmt: str) -> Non
     path = tmp_path / f"run.{fmt}"
     await record(path, [], format=fmt, hooks=["on_episode_end"])
     header = read_recording_header(path)
-    assert header.format_version == 2
+    assert header.format_version == 3
     assert header.hookbus_version
     assert len(header.schema) == 16
     assert header.hooks == ["on_episode_end"]
@@ -211,7 +212,7 @@ async def test_a_version_1_recording_is_refused_at_once_naming_both_versions(
     version_1_recording(path, fmt)
     message = (
         rf"^'{re.escape(str(path))}' has recording format version 1 \(written by hookbus "
-        r"0\.1\.0\); this hookbus \(.+\) reads version 2 only; record the run again"
+        r"0\.1\.0\); this hookbus \(.+\) reads versions 2 and 3; record the run again"
     )
     with pytest.raises(RecordingError, match=message) as info:
         read_recording_header(path)
@@ -261,3 +262,78 @@ def test_a_crashed_process_leaves_a_readable_prefix(tmp_path: Path) -> None:
     )
     subprocess.run([sys.executable, "-c", script], check=False)
     assert [e.seq for e in read_recording(path)] == [0, 1, 2, 3]
+
+
+def version_2_recording(path: Path, fmt: str, events: list[Any]) -> None:
+    """Write a recording as hookbus wrote them before format 3 (JSON lines unchecked)."""
+    from hookbus.events import codec
+
+    header = {"format": "hookbus-recording", "format_version": 2, "hookbus_version": "0.1.0"}
+    if fmt == "jsonl":
+        lines = [msgspec.json.encode(header)] + [codec.encode_json(e) for e in events]
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+    else:
+        bodies = [msgspec.msgpack.encode(header)] + [codec.encode_msgpack(e) for e in events]
+        frames = [struct.pack("<II", len(b), zlib.crc32(b)) + b for b in bodies]
+        path.write_bytes(b"HOOKBUS\x00" + b"".join(frames))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_version_2_recording_still_reads_and_replays(tmp_path: Path, fmt: str) -> None:
+    events = stream()
+    path = tmp_path / f"v2.{fmt}"
+    version_2_recording(path, fmt, events)
+    assert read_recording_header(path).format_version == 2
+    back = list(read_recording(path))
+    assert all(same(a, b) for a, b in zip(back, events, strict=True))
+    returns: list[float] = []
+    count = await replay(
+        path, on_episode_end=lambda episode, **kw: returns.append(episode.get_return())
+    )
+    assert (count, returns) == (len(events), [0.0, 1.0])  # a bare EpisodeEnd, then "e"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "payload"),
+    [
+        ("msgpack", np.zeros(MAX_FRAME_SIZE, dtype=np.uint8)),  # plus the event's own fields
+        ("jsonl", np.zeros(MAX_FRAME_SIZE * 3 // 4, dtype=np.uint8)),  # base64 makes it 4/3
+    ],
+)
+def test_the_recorder_refuses_an_event_it_could_not_read_back(
+    tmp_path: Path, fmt: str, payload: np.ndarray
+) -> None:
+    path = tmp_path / f"big.{fmt}"
+    recorder = Recorder(path, format=fmt)
+    recorder.record(event=EpisodeStep(seq=0))
+    recorder.flush()
+    size = path.stat().st_size
+    recorder.record(event=EpisodeStep(seq=1))
+    message = r"cannot record EpisodeStep \(on_episode_step\) in .* more than MAX_FRAME_SIZE"
+    with pytest.raises(RecordingError, match=message) as info:
+        recorder.record(event=EpisodeStep(seq=2, observation=payload))
+    recorder.record(event=EpisodeStep(seq=3))  # the recorder goes on
+    recorder.close()
+    assert [e.seq for e in read_recording(path)] == [0, 1, 3]  # nothing of seq 2 was written
+    assert info.value.offset == size + (path.stat().st_size - size) // 2  # where it would be
+
+
+async def test_a_frame_bigger_than_a_read_chunk_reads_whole_and_tears_at_its_start(
+    tmp_path: Path,
+) -> None:
+    big = np.arange(3 * 2**20 // 8, dtype=np.float64)  # 3 MiB: larger than one read
+    events = [EpisodeStep(seq=0), EpisodeStep(seq=1, observation=big), EpisodeStep(seq=2)]
+    path = tmp_path / "big.msgpack"
+    await record(path, events)
+    back = list(read_recording(path))
+    assert [e.seq for e in back] == [0, 1, 2]
+    np.testing.assert_array_equal(back[1].observation, big)
+    data = path.read_bytes()
+    _, ends = frame_boundaries(path, data, "msgpack")
+    torn = tmp_path / "torn.msgpack"
+    for cut in (ends[0] + 4, ends[0] + 9, ends[0] + 2**20 + 100, ends[1] - 1):
+        torn.write_bytes(data[:cut])
+        got: list[Any] = []
+        with pytest.raises(RecordingError, match="truncated frame") as info:
+            got.extend(read_recording(torn))
+        assert (info.value.offset, len(got)) == (ends[0], 1)

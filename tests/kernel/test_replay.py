@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,15 @@ import numpy as np
 import pytest
 
 from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep, SampleEnd
-from hookbus.kernel import Bus, Callback, ConfigError, Recorder, RecordingError, replay
+from hookbus.kernel import (
+    Bus,
+    Callback,
+    ConfigError,
+    HookbusWarning,
+    Recorder,
+    RecordingError,
+    replay,
+)
 from hookbus.metrics import MetricsLogger
 from hookbus.runners import PPOConfig
 
@@ -185,3 +194,60 @@ async def test_a_corrupt_file_replays_its_prefix_then_raises(tmp_path: Path) -> 
 async def test_bus_and_callbacks_together_are_refused() -> None:
     with pytest.raises(ConfigError, match="either bus= or callbacks"):
         await replay([], Deterministic, bus=Bus())
+
+
+def starts_without_ends(count: int) -> list[Any]:
+    """What a recording made with hooks=["on_episode_start"] holds: episodes never end."""
+    return [
+        EpisodeStart(source="s", seq=i, episode_id=f"e{i}", observation=np.zeros(2))
+        for i in range(count)
+    ]
+
+
+async def test_open_episodes_are_bounded_with_one_warning_naming_the_bound() -> None:
+    class Marker:
+        """Lives as long as the episode that holds it (episodes take no weak references)."""
+
+    alive: list[weakref.ref[Marker]] = []
+    most_alive = 0
+
+    def on_start(*, episode: Any, **kwargs: Any) -> None:
+        nonlocal most_alive
+        episode.custom_data["marker"] = marker = Marker()
+        alive.append(weakref.ref(marker))  # freed with its episode: no cycles to collect
+        most_alive = max(most_alive, sum(ref() is not None for ref in alive))
+
+    with pytest.warns(HookbusWarning, match=r"max_open_episodes=50 .* 51 were open") as caught:
+        count = await replay(
+            starts_without_ends(300), on_episode_start=on_start, max_open_episodes=50
+        )
+    assert count == 300
+    assert len(caught) == 1  # once per replay, however many are dropped
+    assert most_alive <= 51  # the bound, plus the one being published
+
+
+async def test_the_least_recently_active_episode_is_dropped_and_a_late_event_starts_afresh() -> (
+    None
+):
+    events = [
+        *starts_without_ends(2),  # e0, e1
+        EpisodeStep(source="s", seq=2, episode_id="e0", reward=1.0),  # e0 is now the newer
+        EpisodeStart(source="s", seq=3, episode_id="e2"),  # drops e1, not e0
+        EpisodeStep(source="s", seq=4, episode_id="e0", reward=1.0),
+        EpisodeStep(source="s", seq=5, episode_id="e1", reward=1.0),
+    ]
+    seen: list[tuple[str, int, float]] = []
+
+    def on_step(*, episode: Any, **kwargs: Any) -> None:
+        seen.append((episode.id_, len(episode), episode.get_return()))
+
+    with pytest.warns(HookbusWarning, match="'e1'"):
+        await replay(events, on_episode_step=on_step, max_open_episodes=2)
+    # e0 kept its steps; e1 came back as a fresh episode of one step.
+    assert seen == [("e0", 1, 1.0), ("e0", 2, 2.0), ("e1", 1, 1.0)]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10"])
+async def test_a_bad_open_episode_bound_is_refused(bad: Any) -> None:
+    with pytest.raises(ConfigError, match="max_open_episodes must be an int >= 1"):
+        await replay([], max_open_episodes=bad)

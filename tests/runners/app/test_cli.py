@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def test_inspect_counts_hooks_sources_and_episodes(
 ) -> None:
     assert main(["inspect", str(recorded), "--episodes", "2"]) == 0
     out = capsys.readouterr().out
-    assert "format version 2" in out
+    assert "format version 3" in out
     assert "on_episode_step" in out
     assert "env_runner:0" in out
     assert "episodes: " in out
@@ -252,8 +253,11 @@ def test_inspect_says_when_the_schema_differs_through_the_public_header(
     assert "differs" not in capsys.readouterr().out
     header, rest = path.read_bytes().split(b"\n", 1)
     fields = json.loads(header)
+    del fields["crc32"]  # a JSON line's checksum covers the object without it (format 3)
     fields["schema"] = "0123456789abcdef"
-    path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
+    body = json.dumps(fields, separators=(",", ":")).encode()
+    line = body[:-1] + b',"crc32":"%08x"}\n' % zlib.crc32(body)
+    path.write_bytes(line + rest)
     assert main(["inspect", str(path), "--episodes", "0"]) == 0
     assert "schema 0123456789abcdef (differs from this hookbus's)" in capsys.readouterr().out
 
@@ -295,3 +299,58 @@ def test_the_console_script_is_installed() -> None:
     assert "train" in done.stdout
     assert "replay" in done.stdout
     assert "inspect" in done.stdout
+
+
+def corrupt_recordings(directory: Path) -> dict[str, tuple[Path, int]]:
+    """One damaged file per kind of damage, and the byte offset each must be reported at."""
+    import struct
+
+    import msgspec
+
+    def frame(body: bytes) -> bytes:
+        return struct.pack("<II", len(body), zlib.crc32(body)) + body
+
+    def signed(body: bytes) -> bytes:
+        return body[:-1] + b',"crc32":"%08x"}\n' % zlib.crc32(body)
+
+    head = {"format": "hookbus-recording", "format_version": 3}
+    bad_array = {"type": "episode_step", "observation": msgspec.msgpack.Ext(1, b"\x01")}
+    bad_json_array = {"type": "episode_step", "observation": {"__ndarray__": "A", "dtype": "<f8"}}
+    deep_json = b'{"type":"episode_step","info":{"k":' + b"[" * 10**5 + b"]" * 10**5 + b"}}"
+    deep_msgpack = b"\x82\xa4type\xacepisode_step\xa4info\x81\xa1k" + b"\x91" * 10**5 + b"\x01"
+    msgpack_head = b"HOOKBUS\x00" + frame(msgspec.msgpack.encode(head))
+    json_head = signed(msgspec.json.encode(head))
+    step = signed(b'{"type":"episode_step","seq":1}')
+    files = {
+        "msgpack damaged byte": (msgpack_head[:-3] + b"\x00" + msgpack_head[-2:], 8),
+        "msgpack frame of 2**31 bytes": (msgpack_head + struct.pack("<II", 2**31, 0), None),
+        "msgpack malformed array": (msgpack_head + frame(msgspec.msgpack.encode(bad_array)), None),
+        "msgpack deep nesting": (msgpack_head + frame(deep_msgpack), None),
+        "msgpack header hooks [1, 2]": (
+            b"HOOKBUS\x00" + frame(msgspec.msgpack.encode({**head, "hooks": [1, 2]})),
+            8,
+        ),
+        "jsonl damaged byte": (json_head + step.replace(b"seq", b"sex"), None),
+        "jsonl line without checksum": (json_head + b'{"type":"episode_step"}\n', None),
+        "jsonl malformed array": (json_head + signed(msgspec.json.encode(bad_json_array)), None),
+        "jsonl deep nesting": (json_head + signed(deep_json), None),
+        "jsonl truncated line": (json_head + step[:-5], None),
+    }
+    made = {}
+    for kind, (data, offset) in files.items():
+        path = directory / (kind.replace(" ", "_") + (".jsonl" if "jsonl" in kind else ".msgpack"))
+        path.write_bytes(data)
+        at_head = len(json_head) if "jsonl" in kind else len(msgpack_head)
+        made[kind] = (path, at_head if offset is None else offset)
+    return made
+
+
+@pytest.mark.parametrize("command", ["inspect", "replay"])
+def test_every_kind_of_damage_exits_2_with_one_line_naming_its_offset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    for kind, (path, offset) in corrupt_recordings(tmp_path).items():
+        assert main([command, str(path)]) == 2, kind
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith(f"hookbus {command}: error: "), kind
+        assert line.endswith(f"(at byte offset {offset})"), (kind, line)
