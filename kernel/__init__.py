@@ -14,9 +14,11 @@ from ._episode import Episode as Episode
 from ._errors import (
     BusClosedError as BusClosedError,
     ConfigError as ConfigError,
+    LifecycleError as LifecycleError,
     RecordingError as RecordingError,
 )
 from ._hooks import LIVE_ARGS as LIVE_ARGS
+from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
@@ -48,6 +50,8 @@ __all__ = (
     "HandlerStatistics",
     "HookbusError",
     "HookbusWarning",
+    "LifecycleError",
+    "LifecycleSummary",
     "Publisher",
     "Recorder",
     "RecordingError",
@@ -56,6 +60,7 @@ __all__ = (
     "ServiceRegistry",
     "available_plugins",
     "check_callbacks",
+    "check_lifecycle",
     "read_recording",
     "read_recording_header",
     "replay",
