@@ -40,9 +40,9 @@ class LifecycleError(HookbusError):
 
     def __init__(self, rule: str, *, event: Any) -> None:
         episode = getattr(event, "episode_id", None)
-        where = f"{event.source!r} seq {event.seq} {event.hook}"
+        where = f"event {event.source!r} seq {event.seq} {event.hook}"
         where += f" (episode {episode!r})" if episode else ""
-        super().__init__(f"{where}: {rule}")
+        super().__init__(f"{where} breaks the lifecycle: {rule}")
         self.event = event
         self.rule = rule
 
