@@ -14,10 +14,12 @@ from ._episode import Episode as Episode
 from ._errors import (
     BusClosedError as BusClosedError,
     ConfigError as ConfigError,
+    LifecycleError as LifecycleError,
     RecordingError as RecordingError,
 )
 from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
 from ._hooks import LIVE_ARGS as LIVE_ARGS
+from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
@@ -46,6 +48,8 @@ __all__ = (
     "HandlerStatistics",
     "HookbusError",
     "HookbusWarning",
+    "LifecycleError",
+    "LifecycleSummary",
     "Publisher",
     "Recorder",
     "RecordingError",
@@ -54,6 +58,7 @@ __all__ = (
     "ServiceRegistry",
     "available_plugins",
     "check_callbacks",
+    "check_lifecycle",
     "read_recording",
     "read_recording_header",
     "replay",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hookbus.events import HookbusError
 
 __all__ = (
@@ -9,6 +11,7 @@ __all__ = (
     "ConfigError",
     "HookbusError",
     "HookbusWarning",
+    "LifecycleError",
     "RecordingError",
 )
 
@@ -31,6 +34,21 @@ class RecordingError(HookbusError):
     def __init__(self, message: str, *, offset: int) -> None:
         super().__init__(f"{message} (at byte offset {offset})")
         self.offset = offset
+
+
+class LifecycleError(HookbusError):
+    """Raise when an event stream breaks the hook contract; ``event`` is the first offender.
+
+    The message names the event (source, seq, hook, episode id) and the rule it broke.
+    """
+
+    def __init__(self, rule: str, *, event: Any) -> None:
+        episode = getattr(event, "episode_id", None)
+        where = f"event {event.source!r} seq {event.seq} {event.hook}"
+        where += f" (episode {episode!r})" if episode else ""
+        super().__init__(f"{where} breaks the lifecycle: {rule}")
+        self.event = event
+        self.rule = rule
 
 
 class HookbusWarning(UserWarning):

@@ -20,6 +20,7 @@ from hookbus.kernel import (
     HookbusError,
     RecordingError,
     RecordingHeader,
+    check_lifecycle,
     read_recording,
     read_recording_header,
     replay_into,
@@ -111,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="list the first N episodes (default 10; 0 for none)",
     )
+    inspect.add_argument(
+        "--check", action="store_true", help="also check the hook contract (check_lifecycle)"
+    )
     inspect.add_argument("--debug", action="store_true", help="show tracebacks")
     inspect.set_defaults(run=_inspect)
     add_plot_command(commands)
@@ -184,6 +188,9 @@ def _inspect(args: argparse.Namespace) -> int:
     print(summary.report(args.episodes))
     if error is not None:
         raise UsageError(f"the file is damaged after the events above: {error}")
+    if args.check:  # a LifecycleError exits 2 with its one line, as any HookbusError
+        checked = check_lifecycle(read_recording(args.file), hooks=header.hooks)
+        print(f"lifecycle: ok ({checked.events} events, {checked.episodes} episodes)")
     return 0
 
 

@@ -1,0 +1,261 @@
+"""Checking that an event stream keeps the hook contract: order, numbering, episodes' lives.
+
+One pass, per source, over any iterable of events (a recording, a list, what a stream got).
+Rules that relate two hooks (a step needs its ``on_episode_start`` before it) presuppose
+that both hooks are in the stream: a stream filtered by hooks holds only some of them, so
+each violation notes the hooks it presupposes and counts only if all of them occur in the
+stream. That is known only at its end, so the whole stream is read and then the first
+violation that counts is raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from hookbus.events import (
+    HOOKS,
+    BaseEvent,
+    CheckpointLoaded,
+    EpisodeCreated,
+    EpisodeEnd,
+    EpisodeStart,
+    EpisodeStep,
+    PostprocessTrajectory,
+    SampleEnd,
+    TrainResult,
+)
+
+from ._errors import LifecycleError
+from ._hooks import hook_name
+
+__all__ = ("LifecycleSummary", "check_lifecycle")
+
+ALGORITHM = "algorithm"
+"""The source of the Algorithm's events (``on_train_result`` and the other algorithm hooks)."""
+
+# An episode's stages, in the only order they may come.
+_CREATED, _STARTED, _ENDED, _POSTPROCESSED = range(4)
+
+
+@dataclass(frozen=True)
+class LifecycleSummary:
+    """What ``check_lifecycle`` checked: counts to assert on."""
+
+    events: int
+    """Events read."""
+    sources: tuple[str, ...]
+    """The sources seen, sorted."""
+    episodes: int
+    """Episodes seen (created or started), over all sources."""
+    open_episodes: int
+    """Of those, episodes without ``on_episode_end`` when the stream ended."""
+
+
+class _Violation(NamedTuple):
+    at: int
+    event: BaseEvent
+    rule: str
+    needs: frozenset[type[BaseEvent]]
+
+
+@dataclass
+class _Episode:
+    stage: int
+    last: BaseEvent
+    index: int
+    steps: int = 0
+    final_step: EpisodeStep | None = None  # the step that said terminated or truncated
+
+
+@dataclass
+class _Source:
+    next_seq: int
+    episodes: dict[str, _Episode] = field(default_factory=dict)
+    steps_since_sample: int = 0
+    next_iteration: int | None = None
+
+
+class _Checker:
+    def __init__(self, gaps_allowed: bool) -> None:
+        self.gaps_allowed = gaps_allowed
+        self.sources: dict[str, _Source] = {}
+        self.present: set[type[BaseEvent]] = set()
+        # The first violation for each set of presupposed hooks: the one raised is among them.
+        self.violations: dict[frozenset[type[BaseEvent]], _Violation] = {}
+        self.index = 0
+
+    def flag(self, event: BaseEvent, rule: str, *needs: type[BaseEvent]) -> None:
+        key = frozenset(needs)
+        if key not in self.violations:
+            self.violations[key] = _Violation(self.index, event, rule, key)
+
+    def add(self, event: BaseEvent) -> None:
+        self.present.add(type(event))
+        source = self.sources.get(event.source)
+        if source is None:
+            source = self.sources[event.source] = _Source(next_seq=event.seq)
+        self.check_seq(source, event)
+        check = _CHECKS.get(type(event))
+        if check is not None:
+            check(self, source, event)
+        self.index += 1
+
+    def check_seq(self, source: _Source, event: BaseEvent) -> None:
+        expected = source.next_seq
+        if event.seq < expected or (event.seq > expected and not self.gaps_allowed):
+            self.flag(event, f"seq is not the source's next one ({expected})")
+        source.next_seq = event.seq + 1
+
+    # --- episodes ---------------------------------------------------------------------------
+
+    def created(self, source: _Source, event: EpisodeCreated) -> None:
+        if event.episode_id in source.episodes:
+            self.flag(event, "on_episode_created for an episode the source already has")
+            return
+        source.episodes[event.episode_id] = _Episode(_CREATED, event, self.index)
+
+    def started(self, source: _Source, event: EpisodeStart) -> None:
+        episode = self.episode(source, event)
+        if episode is None:
+            self.flag(event, "on_episode_start before on_episode_created", EpisodeCreated)
+            source.episodes[event.episode_id] = _Episode(_STARTED, event, self.index)
+        elif episode.stage != _CREATED:
+            self.flag(event, "on_episode_start twice, or after on_episode_end")
+        else:
+            episode.stage = _STARTED
+
+    def stepped(self, source: _Source, event: EpisodeStep) -> None:
+        source.steps_since_sample += 1
+        episode = self.episode(source, event)
+        if episode is None or episode.stage == _CREATED:
+            self.flag(event, "on_episode_step before on_episode_start", EpisodeStart)
+        elif episode.stage >= _ENDED:
+            self.flag(event, "on_episode_step after on_episode_end")
+        elif episode.final_step is not None:
+            self.flag(event, "on_episode_step after the step that terminated or truncated")
+        else:
+            episode.steps += 1
+            if event.terminated or event.truncated:
+                episode.final_step = event
+
+    def ended(self, source: _Source, event: EpisodeEnd) -> None:
+        episode = self.episode(source, event)
+        if episode is None or episode.stage == _CREATED:
+            self.flag(event, "on_episode_end before on_episode_start", EpisodeStart)
+            return
+        if episode.stage >= _ENDED:
+            self.flag(event, "on_episode_end twice")
+            return
+        episode.stage = _ENDED
+        last = episode.final_step
+        if last is None:
+            rule = "on_episode_end without a final on_episode_step (terminated or truncated)"
+            self.flag(event, rule, EpisodeStep)
+        elif (last.terminated, last.truncated) != (event.terminated, event.truncated):
+            rule = "on_episode_end's terminated/truncated differ from its last step's"
+            self.flag(event, rule, EpisodeStep)
+
+    def postprocessed(self, source: _Source, event: PostprocessTrajectory) -> None:
+        episode = self.episode(source, event)
+        if episode is None or episode.stage < _ENDED:
+            self.flag(event, "on_postprocess_trajectory before on_episode_end", EpisodeEnd)
+        elif episode.stage == _POSTPROCESSED:
+            self.flag(event, "on_postprocess_trajectory twice")
+        else:
+            episode.stage = _POSTPROCESSED
+
+    def episode(self, source: _Source, event: BaseEvent) -> _Episode | None:
+        episode = source.episodes.get(event.episode_id)  # type: ignore[attr-defined]
+        if episode is not None:
+            episode.last, episode.index = event, self.index
+        return episode
+
+    # --- samples and results ----------------------------------------------------------------
+
+    def sampled(self, source: _Source, event: SampleEnd) -> None:
+        steps, source.steps_since_sample = source.steps_since_sample, 0
+        if event.num_env_steps != steps:
+            rule = f"num_env_steps={event.num_env_steps} but the call published {steps} steps"
+            self.flag(event, rule, EpisodeStep)
+        unknown = [i for i in event.episode_ids if i not in source.episodes]
+        if unknown:
+            rule = f"on_sample_end lists episode {unknown[0]!r}, never created by this source"
+            self.flag(event, rule, EpisodeCreated)
+
+    def trained(self, source: _Source, event: TrainResult) -> None:
+        if event.source != ALGORITHM:
+            self.flag(event, f"on_train_result from a source other than {ALGORITHM!r}")
+        iteration = event.result.get("training_iteration", event.training_iteration)
+        if iteration != event.training_iteration:
+            self.flag(event, f"result's training_iteration is {iteration!r}, the event's not")
+        elif source.next_iteration is not None and iteration != source.next_iteration:
+            self.flag(event, f"training_iteration is not {source.next_iteration}")
+        source.next_iteration = event.training_iteration + 1
+
+    def restored(self, source: _Source, event: CheckpointLoaded) -> None:
+        source.next_iteration = None  # a restored run counts on from its checkpoint's
+
+    # --- the end ----------------------------------------------------------------------------
+
+    def first_violation(self, allow_open: bool) -> _Violation | None:
+        if not allow_open:
+            for source in self.sources.values():
+                for episode in source.episodes.values():
+                    if episode.stage < _ENDED:
+                        self.flag_open(episode)
+        counted = [v for v in self.violations.values() if v.needs <= self.present]
+        return min(counted, key=lambda v: v.at, default=None)
+
+    def flag_open(self, episode: _Episode) -> None:
+        violation = _Violation(episode.index, episode.last, "episode still open at the end", _NONE)
+        first = self.violations.get(_NONE)
+        if first is None or violation.at < first.at:
+            self.violations[_NONE] = violation
+
+
+_NONE: frozenset[type[BaseEvent]] = frozenset()
+_CHECKS: dict[type[BaseEvent], Callable[[_Checker, _Source, Any], None]] = {
+    EpisodeCreated: _Checker.created,
+    EpisodeStart: _Checker.started,
+    EpisodeStep: _Checker.stepped,
+    EpisodeEnd: _Checker.ended,
+    PostprocessTrajectory: _Checker.postprocessed,
+    SampleEnd: _Checker.sampled,
+    TrainResult: _Checker.trained,
+    CheckpointLoaded: _Checker.restored,
+}
+
+
+def check_lifecycle(
+    events: Iterable[BaseEvent],
+    *,
+    hooks: Collection[str] | None = None,
+    allow_open: bool = True,
+) -> LifecycleSummary:
+    """Check that ``events`` keep the hook contract, per source; return what was checked.
+
+    ``events`` is any iterable of events in publication order: ``read_recording(path)``, a
+    list, or what a stream or a handler got from a live bus. Raises ``LifecycleError``
+    naming the first event that breaks a rule (docs/recording.md lists them). ``hooks`` are
+    the hooks the stream was limited to (a recording header's ``hooks``), if it was: then
+    ``seq`` need only increase, since the other hooks' events took numbers too. A rule
+    relating two hooks is checked only if both occur in the stream. ``allow_open=False``
+    also refuses episodes without ``on_episode_end`` when the stream ends.
+    """
+    if hooks is not None:
+        hooks = [hook_name(hook) for hook in hooks]  # a bad name is a ConfigError
+    checker = _Checker(gaps_allowed=hooks is not None and len(hooks) < len(HOOKS))
+    for event in events:
+        checker.add(event)
+    violation = checker.first_violation(allow_open)
+    if violation is not None:
+        raise LifecycleError(violation.rule, event=violation.event)
+    episodes = [e for s in checker.sources.values() for e in s.episodes.values()]
+    return LifecycleSummary(
+        events=checker.index,
+        sources=tuple(sorted(checker.sources)),
+        episodes=len(episodes),
+        open_episodes=sum(e.stage < _ENDED for e in episodes),
+    )
