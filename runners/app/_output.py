@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, TextIO
+
+from ..reporting._files import flatten
 
 __all__ = ("cell", "flatten", "print_metrics", "progress", "table")
 
@@ -30,14 +31,6 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     width = max((len(key) for key, _ in rows), default=0)
     for key, value in rows:
         print(f"  {key:<{width}}  {cell(value)}")
-
-
-def flatten(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from flatten(value, f"{prefix}{key}/")
-        else:
-            yield f"{prefix}{key}", value
 
 
 def progress(out: TextIO, result: dict[str, Any], done: float, label: str, per_it: float) -> None:

@@ -154,3 +154,29 @@ def test_a_yaml_config_without_pyyaml_names_the_extra(
     code, _, err = run(capsys, "train", "--config", str(path))
     assert code == 2
     assert 'needs PyYAML: pip install "hookbus[yaml]"' in err
+
+
+def test_logdir_with_a_custom_metric_callback_writes_all_four_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    example = Path(__file__).resolve().parents[3] / "docs" / "examples" / "cartpole_callbacks.py"
+    logdir = tmp_path / "run"
+    callback = f"{example}:EpisodeReturn"
+    code, _, err = run(capsys, "train", "--env", "CartPole-v1", *SMALL, "--iterations", "2",
+                       "--callbacks", callback, "--logdir", str(logdir))  # fmt: skip
+    assert (code, err) == (0, "")
+    results = [json.loads(line) for line in (logdir / "result.jsonl").read_text().splitlines()]
+    assert [r["training_iteration"] for r in results] == [1, 2]
+    assert "theta_abs_max" in results[-1]["env_runners"]  # the callback's custom metric
+    header = (logdir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert "env_runners/theta_abs_max" in header
+    assert json.loads((logdir / "params.json").read_text())["debugging"]["seed"] == 0
+    events = EventAccumulator(str(logdir))
+    events.Reload()
+    scalars = events.Scalars("env_runners/theta_abs_max")
+    assert [s.step for s in scalars] == [r["num_env_steps_sampled_lifetime"] for r in results]
+    assert [s.value for s in scalars] == pytest.approx(
+        [r["env_runners"]["theta_abs_max"] for r in results]
+    )
