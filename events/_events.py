@@ -20,6 +20,8 @@ __all__ = (
     "EvaluateEnd",
     "EvaluateStart",
     "Event",
+    "LearnerUpdateEnd",
+    "LearnerUpdateStart",
     "PostprocessTrajectory",
     "SampleEnd",
     "TrainResult",
@@ -93,6 +95,40 @@ class EnvRunnersRecreated(BaseEvent, frozen=True, kw_only=True, tag="env_runners
 
     env_runner_indices: list[int] = msgspec.field(default_factory=list)
     is_evaluation: bool = False
+
+
+_MODULE_ID = "default_policy"
+"""The id of the single module hookbus's learners train (RLlib's ``DEFAULT__MODULE_ID``)."""
+
+
+class LearnerUpdateStart(BaseEvent, frozen=True, kw_only=True, tag="learner_update_start"):
+    """Publish before each learner update, on the event loop (the update runs in a thread).
+
+    A handler may still change the learner (``learner.lr = ...``): the update reads it.
+    """
+
+    hook: ClassVar[str] = "on_learner_update_start"
+
+    training_iteration: int = 0
+    """The iteration in progress: the ``training_iteration`` its ``train()`` result reports."""
+    module_id: str = _MODULE_ID
+    batch_size: int = 0
+    """Rows in the update's batch: env steps for PPO, replayed transitions for DQN."""
+    update_index: int = 0
+    """The update's number within its iteration, from 0 (DQN updates several times)."""
+
+
+class LearnerUpdateEnd(BaseEvent, frozen=True, kw_only=True, tag="learner_update_end"):
+    """Publish after each learner update, with the stats it returned (plain floats)."""
+
+    hook: ClassVar[str] = "on_learner_update_end"
+
+    training_iteration: int = 0
+    module_id: str = _MODULE_ID
+    batch_size: int = 0
+    update_index: int = 0
+    stats: dict[str, float] = msgspec.field(default_factory=dict)
+    """What ``learner.update()`` returned: ``policy_loss``, ``qf_loss``, gradient norm, ..."""
 
 
 # --- EnvRunner side -------------------------------------------------------------------------
@@ -188,6 +224,8 @@ Event = (
     | EvaluateEnd
     | CheckpointLoaded
     | EnvRunnersRecreated
+    | LearnerUpdateStart
+    | LearnerUpdateEnd
     | EnvironmentCreated
     | EpisodeCreated
     | EpisodeStart

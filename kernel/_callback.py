@@ -77,6 +77,12 @@ class Callback:
     def on_env_runners_recreated(self, *args: Any, **kwargs: Any) -> Any:
         """Handle failed EnvRunners being restarted."""
 
+    def on_learner_update_start(self, *args: Any, **kwargs: Any) -> Any:
+        """Handle the start of a learner update; changes to the learner (``lr``) apply to it."""
+
+    def on_learner_update_end(self, *args: Any, **kwargs: Any) -> Any:
+        """Handle the end of a learner update; its stats are in ``event.stats``."""
+
     def on_environment_created(self, *args: Any, **kwargs: Any) -> Any:
         """Handle an EnvRunner's new (vector) environment."""
 

@@ -12,6 +12,8 @@ __all__ = ("LIVE_ARGS", "event_type_for", "hook_name")
 
 _EPISODE_ARGS = ("episode", "env_runner", "metrics_logger", "env", "rl_module", "env_index")
 
+_LEARNER_ARGS = ("algorithm", "learner", "module", "batch", "metrics_logger")
+
 LIVE_ARGS: dict[str, tuple[str, ...]] = {
     "on_algorithm_init": ("algorithm", "metrics_logger"),
     "on_train_result": ("algorithm", "metrics_logger", "result"),
@@ -24,6 +26,8 @@ LIVE_ARGS: dict[str, tuple[str, ...]] = {
         "env_runner_indices",
         "is_evaluation",
     ),
+    "on_learner_update_start": _LEARNER_ARGS,
+    "on_learner_update_end": _LEARNER_ARGS,
     "on_environment_created": ("env_runner", "metrics_logger", "env", "env_context"),
     "on_episode_created": _EPISODE_ARGS,
     "on_episode_start": _EPISODE_ARGS,

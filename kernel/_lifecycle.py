@@ -22,6 +22,8 @@ from hookbus.events import (
     EpisodeEnd,
     EpisodeStart,
     EpisodeStep,
+    LearnerUpdateEnd,
+    LearnerUpdateStart,
     PostprocessTrajectory,
     SampleEnd,
     TrainResult,
@@ -75,6 +77,7 @@ class _Source:
     episodes: dict[str, _Episode] = field(default_factory=dict)
     steps_since_sample: int = 0
     next_iteration: int | None = None
+    open_update: LearnerUpdateStart | None = None  # a learner update started, not ended
 
 
 class _Checker:
@@ -194,6 +197,23 @@ class _Checker:
             self.flag(event, f"training_iteration is not {source.next_iteration}")
         source.next_iteration = event.training_iteration + 1
 
+    # --- learner updates --------------------------------------------------------------------
+
+    def update_started(self, source: _Source, event: LearnerUpdateStart) -> None:
+        if source.open_update is not None:
+            rule = "on_learner_update_start before the previous update's on_learner_update_end"
+            self.flag(event, rule, LearnerUpdateEnd)
+        source.open_update = event
+
+    def update_ended(self, source: _Source, event: LearnerUpdateEnd) -> None:
+        start, source.open_update = source.open_update, None
+        if start is None:
+            rule = "on_learner_update_end without its on_learner_update_start"
+            self.flag(event, rule, LearnerUpdateStart)
+        elif _update_key(start) != _update_key(event):
+            rule = "on_learner_update_end's iteration, module or update_index are not its start's"
+            self.flag(event, rule, LearnerUpdateStart)
+
     def restored(self, source: _Source, event: CheckpointLoaded) -> None:
         source.next_iteration = None  # a restored run counts on from its checkpoint's
 
@@ -216,6 +236,12 @@ class _Checker:
 
 
 _NONE: frozenset[type[BaseEvent]] = frozenset()
+
+
+def _update_key(event: LearnerUpdateStart | LearnerUpdateEnd) -> tuple[int, str, int]:
+    return event.training_iteration, event.module_id, event.update_index
+
+
 _CHECKS: dict[type[BaseEvent], Callable[[_Checker, _Source, Any], None]] = {
     EpisodeCreated: _Checker.created,
     EpisodeStart: _Checker.started,
@@ -224,6 +250,8 @@ _CHECKS: dict[type[BaseEvent], Callable[[_Checker, _Source, Any], None]] = {
     PostprocessTrajectory: _Checker.postprocessed,
     SampleEnd: _Checker.sampled,
     TrainResult: _Checker.trained,
+    LearnerUpdateStart: _Checker.update_started,
+    LearnerUpdateEnd: _Checker.update_ended,
     CheckpointLoaded: _Checker.restored,
 }
 

@@ -136,6 +136,8 @@ class Recorder(Callback):
     on_evaluate_end = record
     on_checkpoint_loaded = record
     on_env_runners_recreated = record
+    on_learner_update_start = record
+    on_learner_update_end = record
     on_environment_created = record
     on_episode_created = record
     on_episode_start = record

@@ -28,6 +28,8 @@ STABLE_TAGS = {
     "on_evaluate_end": "evaluate_end",
     "on_checkpoint_loaded": "checkpoint_loaded",
     "on_env_runners_recreated": "env_runners_recreated",
+    "on_learner_update_start": "learner_update_start",
+    "on_learner_update_end": "learner_update_end",
     "on_environment_created": "environment_created",
     "on_episode_created": "episode_created",
     "on_episode_start": "episode_start",
@@ -66,6 +68,8 @@ def sample_event(cls: type[BaseEvent]) -> BaseEvent:
             values[field.name] = [1, 2]
         elif tp == list[str]:
             values[field.name] = ["a", "b"]
+        elif tp == dict[str, float]:
+            values[field.name] = {"policy_loss": -0.25, "vf_loss": 3.0}
         elif tp == dict[str, Any]:
             values[field.name] = {"x": np.float32(0.5), "nested": {"arr": np.arange(3)}}
         elif tp is Any:
