@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -11,7 +12,13 @@ from typing import Any
 import anyio
 import numpy as np
 
-from hookbus.events import AlgorithmInit, CheckpointLoaded, TrainResult
+from hookbus.events import (
+    AlgorithmInit,
+    CheckpointLoaded,
+    LearnerUpdateEnd,
+    LearnerUpdateStart,
+    TrainResult,
+)
 from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger, results
 
@@ -83,6 +90,44 @@ class Algorithm(SyncFacade):
         ``env_runners`` and the learner's under ``learners``, as PPO and DQN do.
         """
         raise NotImplementedError
+
+    async def update_learner(
+        self,
+        batch: Any,
+        *,
+        batch_size: int,
+        update_index: int = 0,
+        update: Callable[[Any], dict[str, float]] | None = None,
+    ) -> dict[str, float]:
+        """Run one learner update in a worker thread, between the learner hooks.
+
+        ``on_learner_update_start`` and ``on_learner_update_end`` run on the event loop,
+        before and after ``update(batch)`` (``learner.update`` by default) runs in a worker
+        thread, so a start handler's change to the learner (``learner.lr = x``) applies to
+        this update. Returns the update's stats. With neither hook subscribed this is just
+        the thread hop: no event, no copy of the batch or the stats.
+        """
+        learner = self.learner
+        run = learner.update if update is None else update
+        if not self._learner_hooks_wanted():
+            stats: dict[str, float] = await anyio.to_thread.run_sync(run, batch)
+            return stats
+        live = {"learner": learner, "module": learner.module, "batch": batch}
+        fields = {
+            "training_iteration": self.training_iteration + 1,  # the one in progress
+            "batch_size": batch_size,
+            "update_index": update_index,
+        }
+        await self._publisher.publish(LearnerUpdateStart, live, **fields)
+        stats = await anyio.to_thread.run_sync(run, batch)
+        # Plain floats, copied: the event is recorded, and handlers cannot edit the stats.
+        plain = {key: float(value) for key, value in stats.items()}
+        await self._publisher.publish(LearnerUpdateEnd, live, stats=plain, **fields)
+        return stats
+
+    def _learner_hooks_wanted(self) -> bool:
+        publisher = self._publisher
+        return publisher.wants(LearnerUpdateStart) or publisher.wants(LearnerUpdateEnd)
 
     def learner_settings(self) -> dict[str, Any]:
         """Return the learner settings every algorithm shares: ``lr``, ``gamma``,

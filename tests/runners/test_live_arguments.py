@@ -18,7 +18,15 @@ import pytest
 from hookbus.events import HOOKS
 from hookbus.kernel import LIVE_ARGS, Callback, Episode
 from hookbus.metrics import MetricsLogger
-from hookbus.runners import Algorithm, EnvContext, EnvRunner, EnvRunnerGroup, PPOConfig
+from hookbus.runners import (
+    Algorithm,
+    EnvContext,
+    EnvRunner,
+    EnvRunnerGroup,
+    PPOConfig,
+    PPOLearner,
+    PPOModule,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
 import process_helpers
@@ -38,6 +46,9 @@ KINDS: dict[str, Any] = {
     "rl_module": object,
     "env_index": int,
     "samples": list,
+    "learner": PPOLearner,  # PPO's, in this module's runs (test_learner_hooks has DQN's)
+    "module": PPOModule,
+    "batch": list,  # what PPO's learner.update() takes: the episode chunks
 }
 
 

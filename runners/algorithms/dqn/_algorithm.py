@@ -163,6 +163,11 @@ class DQNConfig(AlgorithmConfig["DQN"]):
 _AUTO_FRAGMENT = 4
 
 
+def _add(totals: dict[str, float], stats: dict[str, float]) -> None:
+    for k, v in stats.items():
+        totals[k] = totals.get(k, 0.0) + v
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -232,9 +237,13 @@ class DQN(Algorithm):
             self._num_env_steps_sampled += steps
             n = self._updates_owed(steps)
             if n:
-                # One hop to a worker thread per round (not per update): the event loop stays
-                # free for an embedding service while the learner works.
-                await anyio.to_thread.run_sync(self._learn, n, totals)
+                if self._learner_hooks_wanted():
+                    # One hop per update, each between its hooks (on the event loop).
+                    await self._learn_published(n, num_updates, totals)
+                else:
+                    # One hop to a worker thread per round (not per update): the event loop
+                    # stays free for an embedding service while the learner works.
+                    await anyio.to_thread.run_sync(self._learn, n, totals)
                 num_updates += n
                 self._maybe_update_target()
                 t3 = clock()
@@ -254,7 +263,8 @@ class DQN(Algorithm):
                 num_module_steps_trained=float(num_updates * config.train_batch_size),
                 num_target_updates=float(self._num_target_updates),
                 last_target_update_ts=float(self._last_target_update_ts),
-                default_optimizer_learning_rate=float(config.lr),
+                # The learner's: a learner-hook handler may have changed it.
+                default_optimizer_learning_rate=float(getattr(self.learner, "lr", config.lr)),
             )
             metrics.log_dict(stats, key=("learners", "default_policy"), reduce="item")
 
@@ -274,15 +284,33 @@ class DQN(Algorithm):
 
     def _learn(self, num_updates: int, totals: dict[str, float]) -> None:
         """Run ``num_updates`` updates on replayed batches, adding their stats to ``totals``."""
-        buffer, learner = self.local_replay_buffer, self.learner
-        batch_size = self.config.train_batch_size
+        buffer, batch_size = self.local_replay_buffer, self.config.train_batch_size
         for _ in range(num_updates):
-            batch = buffer.sample(batch_size)
-            stats = learner.update(batch)
-            if isinstance(buffer, PrioritizedReplayBuffer):
-                buffer.update_priorities(batch["batch_indexes"], learner.td_error)
-            for k, v in stats.items():
-                totals[k] = totals.get(k, 0.0) + v
+            _add(totals, self._update_on(buffer.sample(batch_size)))
+
+    async def _learn_published(self, num_updates: int, done: int, totals: dict[str, float]) -> None:
+        """Run ``num_updates`` updates as ``_learn`` does, each between the learner hooks.
+
+        Batches are sampled on the event loop (microseconds), so that the start handlers
+        see the batch the update trains on; ``done`` updates of this iteration ran before.
+        """
+        buffer, batch_size = self.local_replay_buffer, self.config.train_batch_size
+        for i in range(num_updates):
+            stats = await self.update_learner(
+                buffer.sample(batch_size),
+                batch_size=batch_size,
+                update_index=done + i,
+                update=self._update_on,
+            )
+            _add(totals, stats)
+
+    def _update_on(self, batch: dict[str, Any]) -> dict[str, float]:
+        """Update the learner on ``batch`` and the buffer's priorities (in a worker thread)."""
+        buffer, learner = self.local_replay_buffer, self.learner
+        stats: dict[str, float] = learner.update(batch)
+        if isinstance(buffer, PrioritizedReplayBuffer):
+            buffer.update_priorities(batch["batch_indexes"], learner.td_error)
+        return stats
 
     def _maybe_update_target(self) -> None:
         ts = self._num_env_steps_sampled

@@ -8,6 +8,7 @@ Names and semantics follow RLlib's DQN (``rllib/algorithms/dqn``): the settings 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -243,8 +244,17 @@ class DQNLearner:
 
     @property
     def lr(self) -> float:
-        """The optimizer's learning rate."""
+        """The optimizer's learning rate, read at every update: settable between updates.
+
+        An ``on_learner_update_start`` handler setting it changes that update. It is not
+        part of :meth:`get_state` (a schedule sets it again after a restore).
+        """
         return self._optimizer.lr
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        _check("lr", value, _is_number(value) and 0 < value < math.inf, "a finite number > 0")
+        self._optimizer.lr = float(value)
 
     def get_state(self) -> dict[str, Any]:
         """Return both networks' weights, the optimizer's moments and the update count."""
@@ -262,6 +272,10 @@ class DQNLearner:
         self.target_module.set_state(state["target_module"])
         self._optimizer.set_state(state["optimizer"])
         self.num_updates = num_updates
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
 
 def _check(name: str, value: object, ok: bool, allowed: str) -> None:

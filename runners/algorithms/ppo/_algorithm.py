@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
-import anyio
 import numpy as np
 
 from hookbus.kernel import ConfigError, Episode
@@ -126,8 +125,9 @@ class PPO(Algorithm):
         if not episodes:  # every runner failed (see config.fault_tolerance()): nothing to learn
             return
         with metrics.log_time(("timers", "learner_update_timer")):
-            # Off the event loop's thread, so an embedding service stays responsive.
-            stats = await anyio.to_thread.run_sync(self.learner.update, episodes)
+            # Off the event loop's thread, so an embedding service stays responsive; the
+            # learner hooks' handlers run on the loop, before and after (timed with it).
+            stats = await self.update_learner(episodes, batch_size=sum(map(len, episodes)))
         metrics.log_dict(stats, key=("learners", "default_policy"), reduce="item")
         with metrics.log_time(("timers", "synch_weights")):
             await group.sync_weights(self.learner.module.get_state())

@@ -281,6 +281,23 @@ class PPOLearner:
         )
         self._optimizer = Adam(self.module.params, lr=lr, grad_clip=grad_clip)
 
+    @property
+    def lr(self) -> float:
+        """The optimizer's learning rate, read at every Adam step: settable between updates.
+
+        An ``on_learner_update_start`` handler setting it changes that update. It is not
+        part of :meth:`get_state` (a schedule sets it again after a restore).
+        """
+        return self._optimizer.lr
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool
+        )
+        _check("lr", value, ok and 0 < value < math.inf, "a finite number > 0")
+        self._optimizer.lr = float(value)
+
     def postprocess(self, trajectories: Sequence[Trajectory]) -> TrainBatch:
         """Return the train batch: old logits and logp, standardised GAE advantages, targets."""
         if not trajectories:
