@@ -49,6 +49,18 @@ class Control:
         """Return the names of the requests this Control makes, e.g. ``("stop_training",)``."""
         return tuple(name for name in REQUESTS if getattr(self, name))
 
+    @staticmethod
+    def combine(*controls: Control | None) -> Control | None:
+        """Return ``controls`` (Nones skipped) as one, as a chain combines its handlers'.
+
+        For Controls the bus returned: each keeps the handler names it has.
+        """
+        total: Control | None = None
+        for control in controls:
+            if control is not None:
+                total = merge(total, control, "?")
+        return total
+
     def to_result(self) -> dict[str, Any]:
         """Return this Control as plain data, the shape of ``result["control"]``."""
         return {
