@@ -185,6 +185,10 @@ class Algorithm(SyncFacade):
         self.training_iteration += 1
         try:
             result = self._result()
+            # Requests made before on_train_result are in the result its handlers (the
+            # run-directory writers among them) see; theirs are added once they have run.
+            before = self._take_control()
+            result[CONTROL_KEY] = (before or _NO_CONTROL).to_result()
             if self._publisher.wants(TrainResult):
                 logged = results(self.metrics)
                 await self._publisher.publish(
@@ -198,7 +202,8 @@ class Algorithm(SyncFacade):
                 # their errors under on_error="log".
                 _apply_changes(result, logged, results(self.metrics))
                 result["callbacks"] = {"errors": self._handler_errors()}
-            result[CONTROL_KEY] = (self._take_control() or _NO_CONTROL).to_result()
+                control = Control.combine(before, self._take_control())
+                result[CONTROL_KEY] = (control or _NO_CONTROL).to_result()
             await self._apply_env_task_fn(result)
         finally:
             # Close the iteration even if a handler raised: per-iteration sums start again
