@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import warnings
 from typing import Any
 
 import msgspec
@@ -76,12 +77,16 @@ def _dtype_field(field: list[Any]) -> list[Any]:
     return [field[0], _dtype(field[1]), *field[2:]] if isinstance(field[1], list) else field
 
 
-def _layout(descr: Any, shape: Any) -> tuple[np.dtype[Any], tuple[int, ...], int]:
-    """Check a decoded numpy header; return its dtype, shape and payload size in bytes."""
-    if type(descr) is not str and type(descr) is not list:  # numpy takes None for float64
-        raise CodecError(f"malformed numpy value: bad dtype {descr!r:.80}")
+# Checked dtypes by descr string: a JSON recording names one per array, and checking costs.
+_dtypes: dict[str, np.dtype[Any]] = {}
+
+
+def _checked_dtype(descr: Any) -> np.dtype[Any]:
     try:
-        dtype = _dtype(descr)
+        with warnings.catch_warnings():
+            # A deprecated alias numpy still reads ("a" for "S") is never what hookbus writes.
+            warnings.simplefilter("error", DeprecationWarning)
+            return _dtype(descr)
     # numpy's parser of dtype strings raises all of these, SyntaxError included ("<f,").
     except (
         TypeError,
@@ -91,8 +96,20 @@ def _layout(descr: Any, shape: Any) -> tuple[np.dtype[Any], tuple[int, ...], int
         AttributeError,
         RecursionError,
         SyntaxError,
+        DeprecationWarning,
     ) as exc:
         raise CodecError(f"malformed numpy value: bad dtype {descr!r:.80} ({exc})") from exc
+
+
+def _layout(descr: Any, shape: Any) -> tuple[np.dtype[Any], tuple[int, ...], int]:
+    """Check a decoded numpy header; return its dtype, shape and payload size in bytes."""
+    if type(descr) is not str and type(descr) is not list:  # numpy takes None for float64
+        raise CodecError(f"malformed numpy value: bad dtype {descr!r:.80}")
+    dtype = _dtypes.get(descr) if type(descr) is str else None
+    if dtype is None:
+        dtype = _checked_dtype(descr)
+        if type(descr) is str and len(_dtypes) < _MAX_HEADERS:
+            _dtypes[descr] = dtype
     if dtype.hasobject:  # the bytes would be read as pointers
         raise CodecError(f"malformed numpy value: object dtype {dtype!r} is never written")
     dims = _shape(shape)

@@ -10,6 +10,7 @@ from ._bus import (
 )
 from ._callback import Callback as Callback
 from ._checks import check_callbacks as check_callbacks
+from ._control import CONTROL_HOOKS as CONTROL_HOOKS, Control as Control
 from ._episode import Episode as Episode
 from ._errors import (
     BusClosedError as BusClosedError,
@@ -32,6 +33,7 @@ from ._stats import HandlerStatistics as HandlerStatistics
 from ._stream import EventStream as EventStream
 
 __all__ = (
+    "CONTROL_HOOKS",
     "LIVE_ARGS",
     "MAX_FRAME_SIZE",
     "PLUGIN_GROUP",
@@ -42,6 +44,7 @@ __all__ = (
     "ChainEntry",
     "ChainExplanation",
     "ConfigError",
+    "Control",
     "Dispatcher",
     "Episode",
     "EventStream",

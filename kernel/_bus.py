@@ -19,6 +19,7 @@ from ._checks import (
     check_quarantine_after,
     checked_callbacks,
 )
+from ._control import Control
 from ._dispatcher import Dispatcher
 from ._errors import BusClosedError, ConfigError, HookbusWarning
 from ._hooks import LIVE_ARGS, event_type_for, hook_name
@@ -203,11 +204,12 @@ class Bus:
 
     # --- publishing ---------------------------------------------------------------------
 
-    async def publish(self, event: BaseEvent, /, **live: Any) -> None:
+    async def publish(self, event: BaseEvent, /, **live: Any) -> Control | None:
         """Run the chain of ``event``'s hook with ``event=event`` and the live arguments.
 
-        Returns once every handler has finished, in order. A live argument the hook does not
-        have is a TypeError; one left out reaches handlers as None.
+        Returns once every handler has finished, in order: the handlers' combined Control
+        for a hook that accepts one (docs/control.md), else None. A live argument the hook
+        does not have is a TypeError; one left out reaches handlers as None.
         """
         try:
             dispatcher = self._dispatchers[type(event)]
@@ -215,11 +217,11 @@ class Bus:
             raise ConfigError(f"cannot publish {event!r}: not a hookbus event") from None
         call = dispatcher.call
         if call is None:
-            return
+            return None
         if dispatcher.is_async:
-            await call(event, **live)
-        else:
-            call(event, **live)
+            control: Control | None = await call(event, **live)
+            return control
+        return call(event, **live)  # type: ignore[no-any-return]
 
     async def forward(self, event: BaseEvent, /, **live: Any) -> None:
         """Run only the observers of ``event``'s hook: for events that happened elsewhere.

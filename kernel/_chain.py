@@ -8,12 +8,15 @@ the hook's arguments spelled out by name, as a hand-written loop would:
     def dispatch_on_episode_step(event, episode=None, env_runner=None, ...):
         index = 0
         try:
-            h0(event=event, episode=episode, env_runner=env_runner, ...)
+            _r = h0(event=event, episode=episode, ...); _r is None or _sync(0, _r)
             index = 1
-            h1(event=event, episode=episode, env_runner=env_runner, ...)
+            _r = h1(event=event, episode=episode, ...); _r is None or _sync(1, _r)
         except Exception as exc:
             _failed(exc, index)
             raise
+
+A chain of a hook that takes Control results (``_control``) also keeps ``_c``, the handlers'
+combined Control, and returns it: ``_r is None or (_c := _control(0, _r, _c))``.
 
 A chain with an async handler compiles to an ``async def`` that awaits exactly those.
 A handler whose error policy is not "raise" gets its own ``try`` (``_mixed_policy_body``).
@@ -27,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._control import CONTROL_HOOKS, Control, merge, refuse
 from ._errors import ConfigError
 
 __all__ = ("Handler", "compile_chain", "is_async_callable")
@@ -112,11 +116,12 @@ def compile_chain(
     """Return one function that runs ``handlers`` in order, or None for an empty chain.
 
     It takes ``(event, *live_args)``, positionally or by keyword; absent live arguments are
-    None. It is a coroutine function if any handler is async. ``policies[i]`` is handler
-    i's error policy; ``sinks`` (``ErrorPolicies.sinks``) are what the chain calls when a
-    handler raises: ``_failed(exc, handler)`` under "raise" before the exception propagates
-    (to annotate it) and under "log" / "quarantine" instead of propagating; ``_collect``
-    and ``_raise_group`` under "collect".
+    None. It is a coroutine function if any handler is async. For a hook of
+    ``CONTROL_HOOKS`` it returns the handlers' combined ``Control``, or None if none asked.
+    ``policies[i]`` is handler i's error policy; ``sinks`` (``ErrorPolicies.sinks``) are
+    what the chain calls when a handler raises: ``_failed(exc, handler)`` under "raise"
+    before the exception propagates (to annotate it) and under "log" / "quarantine" instead
+    of propagating; ``_collect`` and ``_raise_group`` under "collect".
 
     ``timing`` (``Timings.names``) swaps in the timed chain: each call is timed and reported
     to ``_done(i, seconds)``; an async handler with ``deadlines[i]`` runs in a cancel scope
@@ -128,14 +133,18 @@ def compile_chain(
     is_async = any(h.is_async for h in handlers)
     names = {f"h{i}": h.fn for i, h in enumerate(handlers)}
     kwargs_all = ", ".join(["event=event", *(f"{a}={a}" for a in live_args)])
+    # A handler's result is looked at only when it is not None (one comparison per call;
+    # bench/dispatch.py): a sync wrapper (a decorator, a lambda) around an async function
+    # returns a coroutine that would otherwise never run, silently; and a handler of a
+    # CONTROL_HOOKS hook may return a Control, which goes into the chain's result ``_c``
+    # (docs/control.md). Other values are ignored, as they always were.
+    controls = hook in CONTROL_HOOKS
+    look = "(_c := _control({i}, _r, _c))" if controls else "_sync({i}, _r)"
     calls = []
     for i, h in enumerate(handlers):
         call = f"h{i}({kwargs_all if h.takes_live else 'event'})"
-        # A sync handler's result is looked at only when it is not None: a sync wrapper
-        # (a decorator, a lambda) around an async function returns a coroutine that would
-        # otherwise never run, silently. One comparison per call; bench/dispatch.py.
-        sync_call = f"_r = {call}; _r is None or _sync({i}, _r)"
-        calls.append(f"await {call}" if h.is_async else sync_call)
+        result = f"_r = {'await ' if h.is_async else ''}{call}"
+        calls.append(f"{result}; _r is None or {look.format(i=i)}")
         if timing is not None:
             calls[-1] = _timed(i, calls[-1], deadlines[i] if h.is_async else None)
 
@@ -143,6 +152,8 @@ def compile_chain(
         f"{'async ' if is_async else ''}def dispatch_{hook}"
         f"({', '.join(['event', *(f'{a}=None' for a in live_args)])}):"
     ]
+    if controls:
+        lines.append("    _c = None")
     if all(p == "raise" for p in policies):  # the default: one try, as cheap as it gets
         lines += ["    index = 0", "    try:"]
         for i, call in enumerate(calls):
@@ -156,8 +167,14 @@ def compile_chain(
         ]
     else:
         lines += _mixed_policy_body(calls, policies)
+    if controls:
+        lines.append("    return _c")
 
     def sync_result(index: int, result: object) -> None:
+        if isinstance(result, Control):
+            raise refuse(hook, handlers[index].name)
+        if handlers[index].is_async:
+            return  # an async handler's other results are ignored, as they always were
         if inspect.isawaitable(result):
             if inspect.iscoroutine(result):
                 result.close()  # it will never run: no "never awaited" warning on top
@@ -167,12 +184,19 @@ def compile_chain(
                 f"handler with 'async def' (or give its class an 'async def __call__')"
             )
 
+    def control_result(index: int, result: object, total: Control | None) -> Control | None:
+        if isinstance(result, Control):
+            return merge(total, result, handlers[index].name)
+        sync_result(index, result)
+        return total
+
     namespace: dict[str, Any] = {
         **names,
         **sinks,
         **(timing or {}),
         "_handlers": tuple(handlers),
         "_sync": sync_result,
+        "_control": control_result,
     }
     exec(compile("\n".join(lines), f"<hookbus chain {hook}>", "exec"), namespace)
     fn: Callable[..., Any] = namespace[f"dispatch_{hook}"]

@@ -11,6 +11,7 @@ import anyio
 from hookbus.events import HOOKS, BaseEvent
 
 from ._bus import Bus, Dispatcher
+from ._control import Control, merge
 from ._hooks import LIVE_ARGS
 
 __all__ = ("Publisher",)
@@ -31,7 +32,7 @@ class Publisher:
     Algorithm's ``on_train_result``, say): the handler then has the publisher to itself.
     """
 
-    __slots__ = ("_dispatchers", "_fixed", "_offload", "bus", "seq", "source")
+    __slots__ = ("_dispatchers", "_fixed", "_offload", "_requests", "bus", "seq", "source")
 
     def __init__(
         self,
@@ -46,6 +47,7 @@ class Publisher:
         self.seq = 0
         """The ``seq`` the next event gets."""
         self._offload = frozenset(offload_sync)
+        self._requests: Control | None = None  # Controls not yet taken (take_control)
         self._dispatchers = {cls: bus.dispatcher(cls) for cls in HOOKS.values()}
         # Per hook, the fixed live arguments it takes (on_env_runners_recreated has no logger).
         self._fixed = {
@@ -88,16 +90,33 @@ class Publisher:
 
     async def run(
         self, dispatcher: Dispatcher, event: BaseEvent, arguments: Mapping[str, Any]
-    ) -> None:
-        """Run ``dispatcher``'s chain (checked non-empty) on ``event`` with ``arguments``."""
+    ) -> Control | None:
+        """Run ``dispatcher``'s chain (checked non-empty) on ``event`` with ``arguments``.
+
+        Returns the chain's combined Control (None if no handler asked for anything); it is
+        also kept for ``take_control()``.
+        """
         call = dispatcher.call
         assert call is not None
+        control: Control | None
         if dispatcher.is_async:
-            await call(event, **arguments)
+            control = await call(event, **arguments)
         elif type(event) in self._offload:
-            await anyio.to_thread.run_sync(functools.partial(call, event, **arguments))
+            control = await anyio.to_thread.run_sync(functools.partial(call, event, **arguments))
         else:
-            call(event, **arguments)
+            control = call(event, **arguments)
+        if control is not None:
+            self._requests = merge(self._requests, control, "")
+        return control
+
+    def take_control(self) -> Control | None:
+        """Return the Controls of every chain run since the last call, combined; forget them.
+
+        None if no handler asked for anything. The Algorithm reports them in ``train()``'s
+        result (docs/control.md).
+        """
+        control, self._requests = self._requests, None
+        return control
 
     def __repr__(self) -> str:
         return f"<Publisher {self.source} seq={self.seq}>"

@@ -19,7 +19,7 @@ from hookbus.events import (
     LearnerUpdateStart,
     TrainResult,
 )
-from hookbus.kernel import Bus, ConfigError, Publisher
+from hookbus.kernel import Bus, ConfigError, Control, Publisher
 from hookbus.metrics import MetricsLogger, results
 
 from ._checkpoint import config_from_record, read_checkpoint, write_checkpoint
@@ -33,7 +33,10 @@ from ._state import load_state, saved_state
 from ._structure import check_structure
 from .backends._group import EnvRunnerGroup
 
-__all__ = ("Algorithm",)
+__all__ = ("CONTROL_KEY", "Algorithm")
+
+CONTROL_KEY = "control"
+_NO_CONTROL = Control()
 
 
 class Algorithm(SyncFacade):
@@ -211,6 +214,8 @@ class Algorithm(SyncFacade):
 
         Every ``evaluation_interval``-th iteration also runs an evaluation round: after the
         training step, or alongside it with ``evaluation_parallel_to_training``.
+        ``result["control"]`` says what handlers asked the loop to do (stop, checkpoint,
+        evaluate) and who asked: the Algorithm itself acts on none of it (docs/control.md).
         """
         self._require("ready", "train")
         await self._restore_env_runners()
@@ -225,6 +230,10 @@ class Algorithm(SyncFacade):
         self.training_iteration += 1
         try:
             result = self._result()
+            # Requests made before on_train_result are in the result its handlers (the
+            # run-directory writers among them) see; theirs are added once they have run.
+            before = self._take_control()
+            result[CONTROL_KEY] = (before or _NO_CONTROL).to_result()
             if self._publisher.wants(TrainResult):
                 logged = results(self.metrics)
                 await self._publisher.publish(
@@ -238,6 +247,8 @@ class Algorithm(SyncFacade):
                 # their errors under on_error="log".
                 _apply_changes(result, logged, results(self.metrics))
                 result["callbacks"] = {"errors": self._handler_errors()}
+                control = Control.combine(before, self._take_control())
+                result[CONTROL_KEY] = (control or _NO_CONTROL).to_result()
             await self._apply_env_task_fn(result)
         finally:
             # Close the iteration even if a handler raised: per-iteration sums start again
@@ -408,6 +419,19 @@ class Algorithm(SyncFacade):
         runners["num_env_runner_restarts"] = restarts
         result["callbacks"] = {"errors": self._handler_errors()}
         return result
+
+    def _take_control(self) -> Control | None:
+        """Return every request handlers made since the last result (docs/control.md).
+
+        ``on_train_result`` and ``on_evaluate_end`` (also of an ``evaluate()`` between two
+        ``train()`` calls) through the Algorithm's publisher; ``on_sample_end`` and
+        ``on_episode_end`` of in-process runners, training and evaluation.
+        """
+        groups = (self._env_runner_group, self.eval_env_runner_group)
+        return Control.combine(
+            self._publisher.take_control(),
+            *(group.take_control() for group in groups if group is not None),
+        )
 
     def _handler_errors(self) -> int:
         """Count handler errors on this bus and on the remote runners' own buses."""

@@ -11,7 +11,7 @@ from hookbus.events import (
     EpisodeStep,
     SampleEnd,
 )
-from hookbus.kernel import Bus, ConfigError, Dispatcher, Episode, Publisher
+from hookbus.kernel import Bus, ConfigError, Control, Dispatcher, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
 from ._env import EnvContext, env_name, make_vector_env
@@ -335,6 +335,13 @@ class EnvRunner(EpisodeLifecycle):
             self.module, batch, self._rng, self._timestep, explore
         )
         return np.asarray(actions)[0]
+
+    def take_control(self) -> Control | None:
+        """Return what ``on_sample_end`` / ``on_episode_end`` handlers asked for since last time.
+
+        The Algorithm reports it in ``train()``'s result when this runner is in-process.
+        """
+        return self._publisher.take_control()
 
     def get_metrics(self) -> dict[str, Any]:
         """Reduce this runner's metrics into a mergeable snapshot (plain data)."""

@@ -102,9 +102,11 @@ def run_train(args: argparse.Namespace) -> int:
                 iteration = rows[-1]["training_iteration"]
                 per_iteration = (time.perf_counter() - start) / (iteration - first)
                 progress(out, rows[-1], *stop.progress(rows[-1]), per_iteration)
-                if args.checkpoint_freq and iteration % args.checkpoint_freq == 0:
+                saved = bool(args.checkpoint_freq and iteration % args.checkpoint_freq == 0)
+                if saved:
                     _save(algo, config.logdir, iteration)
                 reached = stop.reached(rows[-1])
+                reached += _honour_control(algo, config.logdir, rows[-1], iteration, saved)
                 if reached:
                     break
         except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
@@ -152,6 +154,35 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         raise UsageError("--format applies to --record FILE, which is missing")
     config.callbacks(callbacks, plugins=args.plugin or False)
     return config, callbacks
+
+
+def _honour_control(
+    algo: Any, logdir: str | None, result: dict[str, Any], iteration: int, saved: bool
+) -> list[str]:
+    """Act on what handlers asked for in ``result["control"]``; return a stop's reason, if any.
+
+    A checkpoint is saved if there is a logdir (once per iteration), an evaluation round
+    runs now (what its on_evaluate_end handlers ask for shows in the next result), a stop
+    ends the run after both.
+    """
+    control = result.get("control") or {}
+    asked = {name: " and ".join(who) for name, who in control.get("requested_by", {}).items()}
+    reason = f" ({control['reason']})" if control.get("reason") else ""
+    newline = "\n" if sys.stdout.isatty() else ""  # after the progress line's \r
+    if control.get("checkpoint") and not saved:
+        if logdir:
+            _save(algo, logdir, iteration)
+        else:
+            print(f"{newline}checkpoint requested by {asked['checkpoint']}: cannot save "
+                  f"without --logdir", flush=True)  # fmt: skip
+    if control.get("evaluate"):
+        metrics = algo.evaluate()
+        mean = metrics.get("env_runners", {}).get("episode_return_mean", float("nan"))
+        who = asked["evaluate"]
+        print(f"{newline}evaluation requested by {who}: return {mean:.2f}", flush=True)
+    if control.get("stop_training"):
+        return [f"stop_training requested by {asked['stop_training']}{reason}"]
+    return []
 
 
 def _save(algo: Any, logdir: str, iteration: int) -> None:

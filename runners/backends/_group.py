@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from hookbus.events import EnvRunnersRecreated
-from hookbus.kernel import Bus, Episode, Publisher
+from hookbus.kernel import Bus, Control, Episode, Publisher
 
 from .._env_runner import EnvRunner
 from .._loop import LoopThread, run_sync
@@ -247,6 +247,17 @@ class EnvRunnerGroup:
         for runner in [self._local, *self.remote_env_runners]:
             if runner.module is None:
                 runner.module = module
+
+    def take_control(self) -> Control | None:
+        """Return what handlers of in-process runners asked for (``Control``) since last time.
+
+        Only in-process runners share the Algorithm's bus and objects; Controls returned in
+        worker processes stay there (docs/control.md).
+        """
+        runners = [self._local, *self.remote_env_runners]
+        return Control.combine(
+            *(r.env_runner.take_control() for r in runners if isinstance(r, InlineEnvRunner))
+        )
 
     def handler_errors(self) -> int:
         """Return the handler exceptions counted on the remote runners' own buses."""

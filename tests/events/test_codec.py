@@ -269,3 +269,12 @@ def test_zero_size_dtypes_cannot_claim_unbounded_items() -> None:
     data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, ext_payload("<f8", [1] * 65, bytes(8))))
     with pytest.raises(codec.CodecError, match="bad shape"):  # more dimensions than numpy's
         codec.decode_msgpack(data)
+
+
+def test_a_deprecated_dtype_alias_is_refused_not_a_warning() -> None:
+    # numpy 2 still reads "a" (for "S") with a DeprecationWarning; hookbus never writes it.
+    import msgspec
+
+    data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, ext_payload("a", [0], b"")))
+    with pytest.raises(codec.CodecError, match="bad dtype 'a'"):
+        codec.decode_msgpack(data)
