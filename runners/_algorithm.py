@@ -246,7 +246,7 @@ class Algorithm(SyncFacade):
                 # result; what they wrote into `result` directly stays as they wrote it. So do
                 # their errors under on_error="log".
                 _apply_changes(result, logged, results(self.metrics))
-                result["callbacks"] = {"errors": self._handler_errors()}
+                result["callbacks"] = self._callback_counts()
                 control = Control.combine(before, self._take_control())
                 result[CONTROL_KEY] = (control or _NO_CONTROL).to_result()
             await self._apply_env_task_fn(result)
@@ -417,7 +417,7 @@ class Algorithm(SyncFacade):
         runners = result.setdefault("env_runners", {})
         runners["num_healthy_env_runners"] = healthy
         runners["num_env_runner_restarts"] = restarts
-        result["callbacks"] = {"errors": self._handler_errors()}
+        result["callbacks"] = self._callback_counts()
         return result
 
     def _take_control(self) -> Control | None:
@@ -432,6 +432,14 @@ class Algorithm(SyncFacade):
             self._publisher.take_control(),
             *(group.take_control() for group in groups if group is not None),
         )
+
+    def _callback_counts(self) -> dict[str, int]:
+        """Return ``callbacks/errors`` and ``callbacks/quarantined`` (handlers removed so far)."""
+        quarantined = self.bus.statistics().quarantined
+        return {
+            "errors": self._handler_errors(),
+            "quarantined": sum(len(names) for names in quarantined.values()),
+        }
 
     def _handler_errors(self) -> int:
         """Count handler errors on this bus and on the remote runners' own buses."""

@@ -176,7 +176,7 @@ def test_results_have_every_key_the_spec_lists(small_ppo: PPOConfig) -> None:
     assert {"training_iteration", "env_runner_sampling_timer", "learner_update_timer"} <= set(
         result["timers"]
     )
-    assert result["callbacks"] == {"errors": 0}
+    assert result["callbacks"] == {"errors": 0, "quarantined": 0}
     assert not _has_numpy(result)
 
 
@@ -242,6 +242,7 @@ def test_quarantine_policy_from_the_config_unsubscribes_a_failing_handler(
         with pytest.warns(HookbusWarning, match="quarantined handler .*boom"):
             result = algo.train()
     assert result["callbacks"]["errors"] == 2
+    assert result["callbacks"]["quarantined"] == 1  # the count in results the issue asks for
     (name,) = algo.bus.statistics().quarantined["on_episode_end"]
     assert name.endswith(".boom")
 
