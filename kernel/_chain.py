@@ -143,8 +143,13 @@ def compile_chain(
     calls = []
     for i, h in enumerate(handlers):
         call = f"h{i}({kwargs_all if h.takes_live else 'event'})"
-        result = f"_r = {'await ' if h.is_async else ''}{call}"
-        calls.append(f"{result}; _r is None or {look.format(i=i)}")
+        if h.is_async and not controls:
+            # An awaited result can hold no coroutine, and this hook takes no Control: not
+            # looking keeps async chains (the async step path) as cheap as before.
+            calls.append(f"await {call}")
+        else:
+            result = f"_r = {'await ' if h.is_async else ''}{call}"
+            calls.append(f"{result}; _r is None or {look.format(i=i)}")
         if timing is not None:
             calls[-1] = _timed(i, calls[-1], deadlines[i] if h.is_async else None)
 

@@ -103,23 +103,27 @@ async def test_every_control_hook_returns_the_combined_control(event: Any, hook:
     assert control.stop_training
 
 
-@pytest.mark.parametrize("is_async", [False, True])
-async def test_a_control_from_a_hook_that_does_not_take_one_is_a_config_error(
-    is_async: bool,
-) -> None:
+async def test_a_control_from_a_hook_that_does_not_take_one_is_a_config_error() -> None:
     class Stepper(Callback):
         def on_episode_step(self, **kwargs: Any) -> Control:
             return Control(stop_training=True)
 
-    class AsyncStepper(Callback):
-        async def on_episode_step(self, **kwargs: Any) -> Control:
-            return Control(stop_training=True)
-
-    with Bus(AsyncStepper if is_async else Stepper) as bus:
+    with Bus(Stepper) as bus:
         with pytest.raises(ConfigError, match=r"Stepper.on_episode_step.*on_train_result") as info:
             await bus.publish(EpisodeStep(source="s", seq=0))
     assert "on_evaluate_end" in str(info.value)
     assert "hookbus: raised by handler" in "".join(info.value.__notes__)
+
+
+async def test_an_async_handlers_result_on_other_hooks_is_not_looked_at() -> None:
+    # The price of looking would be paid on every async publish (bench/dispatch.py).
+    class AsyncStepper(Callback):
+        async def on_episode_step(self, **kwargs: Any) -> Control:
+            return Control(stop_training=True)
+
+    with Bus(AsyncStepper) as bus:
+        assert await bus.publish(EpisodeStep(source="s", seq=0)) is None
+        assert bus.statistics().errors == 0
 
 
 async def test_a_refused_control_goes_through_the_error_policy(
