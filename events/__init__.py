@@ -4,6 +4,7 @@ from . import codec as codec
 from ._errors import HookbusError as HookbusError
 from ._events import (
     HOOKS as HOOKS,
+    AgentData as AgentData,
     AlgorithmInit as AlgorithmInit,
     BaseEvent as BaseEvent,
     CheckpointLoaded as CheckpointLoaded,
@@ -26,6 +27,7 @@ from ._public import publish_names
 
 __all__ = (
     "HOOKS",
+    "AgentData",
     "AlgorithmInit",
     "BaseEvent",
     "CheckpointLoaded",

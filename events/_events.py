@@ -5,9 +5,11 @@
 from typing import Any, ClassVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 __all__ = (
     "HOOKS",
+    "AgentData",
     "AlgorithmInit",
     "BaseEvent",
     "CheckpointLoaded",
@@ -134,6 +136,24 @@ class LearnerUpdateEnd(BaseEvent, frozen=True, kw_only=True, tag="learner_update
 # --- EnvRunner side -------------------------------------------------------------------------
 
 
+class AgentData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One agent's part of a multi-agent env's reset or step (``MultiAgentEpisode``).
+
+    A field is UNSET (and not encoded) when the env's dict had no entry for the agent: no
+    observation (not its turn), no action (it did not act), no reward. ``module_id`` is the
+    module acting for the agent. Agent ids are ``str`` or ``int``, as a recording keeps them.
+    """
+
+    agent_id: str | int
+    module_id: str = ""
+    observation: Any | UnsetType = UNSET
+    action: Any | UnsetType = UNSET
+    reward: float | UnsetType = UNSET
+    terminated: bool | UnsetType = UNSET
+    truncated: bool | UnsetType = UNSET
+    info: dict[str, Any] | UnsetType = UNSET
+
+
 class EnvironmentCreated(BaseEvent, frozen=True, kw_only=True, tag="environment_created"):
     """Publish after an EnvRunner made its (vector) environment."""
 
@@ -164,6 +184,8 @@ class EpisodeStart(BaseEvent, frozen=True, kw_only=True, tag="episode_start"):
     env_index: int = 0
     observation: Any = None
     info: dict[str, Any] = msgspec.field(default_factory=dict)
+    agents: list[AgentData] | None = None
+    """Multi-agent episodes only: each agent's observation and info from the reset."""
 
 
 class EpisodeStep(BaseEvent, frozen=True, kw_only=True, omit_defaults=True, tag="episode_step"):
@@ -183,6 +205,10 @@ class EpisodeStep(BaseEvent, frozen=True, kw_only=True, omit_defaults=True, tag=
     info: dict[str, Any] = msgspec.field(default_factory=dict)
     terminated: bool = False
     truncated: bool = False
+    agents: list[AgentData] | None = None
+    """Multi-agent episodes only: what the env's dicts held for each agent at this step
+    (``action``, ``reward``, ... stay None/default; ``terminated`` and ``truncated`` are
+    ``"__all__"``'s)."""
 
 
 class EpisodeEnd(BaseEvent, frozen=True, kw_only=True, tag="episode_end"):

@@ -11,7 +11,7 @@ from ._bus import (
 from ._callback import Callback as Callback
 from ._checks import check_callbacks as check_callbacks
 from ._control import CONTROL_HOOKS as CONTROL_HOOKS, Control as Control
-from ._episode import Episode as Episode
+from ._episode import Episode as Episode, SingleAgentEpisode as SingleAgentEpisode
 from ._errors import (
     BusClosedError as BusClosedError,
     ConfigError as ConfigError,
@@ -21,6 +21,7 @@ from ._errors import (
 from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
 from ._hooks import LIVE_ARGS as LIVE_ARGS
 from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
+from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
@@ -33,6 +34,7 @@ from ._stats import HandlerStatistics as HandlerStatistics
 from ._stream import EventStream as EventStream
 
 __all__ = (
+    "ALL_AGENTS",
     "CONTROL_HOOKS",
     "LIVE_ARGS",
     "MAX_FRAME_SIZE",
@@ -53,12 +55,14 @@ __all__ = (
     "HookbusWarning",
     "LifecycleError",
     "LifecycleSummary",
+    "MultiAgentEpisode",
     "Publisher",
     "Recorder",
     "RecordingError",
     "RecordingHeader",
     "ReplayResult",
     "ServiceRegistry",
+    "SingleAgentEpisode",
     "available_plugins",
     "check_callbacks",
     "check_lifecycle",

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ("Episode",)
+__all__ = ("Episode", "SingleAgentEpisode")
 
 Indices = int | slice | Sequence[int] | None
 
@@ -26,12 +26,14 @@ class Episode:
         "_return",
         "_temporary",
         "actions",
+        "agent_id",
         "custom_data",
         "env_index",
         "id_",
         "infos",
         "is_terminated",
         "is_truncated",
+        "module_id",
         "observations",
         "rewards",
         "t_started",
@@ -51,6 +53,10 @@ class Episode:
         """Anything a callback wants to keep with the episode."""
         self._temporary: dict[str, list[Any]] = {}
         self._return = 0.0
+        self.agent_id: Any = None
+        """In a ``MultiAgentEpisode``: the agent this episode belongs to (None otherwise)."""
+        self.module_id: str | None = None
+        """In a ``MultiAgentEpisode``: the module (policy) that acts for the agent."""
 
     @classmethod
     def from_steps(
@@ -111,6 +117,7 @@ class Episode:
     def chunk(self, start: int) -> Episode:
         """Return a copy of the steps from ``start`` on (``start`` is a step index)."""
         part = Episode(self.env_index, self.id_, self.t_started + start)
+        part.agent_id, part.module_id = self.agent_id, self.module_id
         part.observations = self.observations[start:]
         part.actions = self.actions[start:]
         part.rewards = self.rewards[start:]
@@ -196,6 +203,10 @@ class Episode:
             f"Episode(id_={self.id_!r}, env_index={self.env_index}, len={len(self)}, "
             f"return={self._return:g}, {state})"
         )
+
+
+SingleAgentEpisode = Episode
+"""RLlib's name for a single-agent episode (``MultiAgentEpisode.agent_episodes`` holds them)."""
 
 
 def _gather(items: list[Any], indices: Indices, *, stack: bool = True) -> Any:

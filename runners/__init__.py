@@ -1,6 +1,10 @@
 """Publishers: EnvRunners stepping gymnasium envs, the Algorithm, and numpy learners."""
 
-from hookbus.kernel import Episode as Episode
+from hookbus.kernel import (
+    Episode as Episode,
+    MultiAgentEpisode as MultiAgentEpisode,
+    SingleAgentEpisode as SingleAgentEpisode,
+)
 
 from ._algorithm import Algorithm as Algorithm
 from ._builtin import EnvRunnerMetrics as EnvRunnerMetrics
@@ -12,6 +16,12 @@ from ._exploration import (
     EpsilonGreedy as EpsilonGreedy,
     SoftQ as SoftQ,
     StochasticSampling as StochasticSampling,
+)
+from ._multi_agent import PolicySpec as PolicySpec
+from ._multi_agent_env import (
+    MultiAgentCartPole as MultiAgentCartPole,
+    MultiAgentEnv as MultiAgentEnv,
+    make_multi_agent as make_multi_agent,
 )
 from .algorithms.dqn._algorithm import DQN as DQN, DQNConfig as DQNConfig
 from .algorithms.dqn._learner import DQNLearner as DQNLearner, DQNModule as DQNModule
@@ -59,19 +69,25 @@ __all__ = (
     "EpsilonGreedy",
     "InlineEnvRunner",
     "JsonLogger",
+    "MultiAgentCartPole",
+    "MultiAgentEnv",
+    "MultiAgentEpisode",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",
+    "PolicySpec",
     "PrioritizedReplayBuffer",
     "ProcessEnvRunner",
     "RemoteError",
     "ReplayBuffer",
     "SampleSummary",
+    "SingleAgentEpisode",
     "SoftQ",
     "StochasticSampling",
     "TaskSettableEnv",
     "TensorBoardLogger",
     "Trajectory",
+    "make_multi_agent",
     "output_callbacks",
     "plot_runs",
 )

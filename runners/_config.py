@@ -20,6 +20,7 @@ from ._checks import (
 )
 from ._env import check_env
 from ._exploration import check_exploration_config
+from ._multi_agent import check_multi_agent
 from ._sections import ConfigSections
 from ._settings import (
     EvaluationSettings,
@@ -246,6 +247,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             )
         check_evaluation(self)
         check_fault_tolerance(self)
+        check_multi_agent(self)
         if self.logdir is not None and not isinstance(self.logdir, str):
             raise ConfigError(f"logdir must be a path or None, got {self.logdir!r}")
         if self.tensorboard not in (None, True, False):

@@ -15,6 +15,7 @@ __all__ = (
     "EnvContext",
     "TaskSettableEnv",
     "check_env",
+    "env_maker",
     "env_name",
     "is_env_failure",
     "make_vector_env",
@@ -205,24 +206,7 @@ def make_vector_env(
     """
 
     def creator(index: int) -> Callable[[], gym.Env[Any, Any]]:
-        sub_context = context.with_vector_index(index)
-
-        def make() -> gym.Env[Any, Any]:
-            made: Any
-            if isinstance(env, str):
-                made = gym.make(env, **sub_context)
-            elif isinstance(env, type) and _takes_argument(env):
-                made = env(sub_context)
-            elif isinstance(env, type):
-                made = env()
-            else:
-                made = env(sub_context)
-            if not isinstance(made, gym.Env):
-                raise ConfigError(
-                    f"env creator {env_name(env)} returned {made!r}, not a gymnasium.Env"
-                )
-            return made
-
+        make = env_maker(env, context.with_vector_index(index))
         if restart_failed_sub_environments:
             return lambda: _Restarting(make)
         return make
@@ -231,6 +215,30 @@ def make_vector_env(
     # SyncVectorEnv's default copy=True hands out a fresh observation array every step, so the
     # per-sub-env rows that episodes keep (views) are never overwritten.
     return _VectorEnv([creator(i) for i in range(num_envs)])
+
+
+def env_maker(env: EnvSpec, context: EnvContext) -> Callable[[], gym.Env[Any, Any]]:
+    """Return a function making one sub-env for ``context`` (its ``vector_index`` set).
+
+    A registered id gets ``env_config`` as keyword arguments to ``gymnasium.make``; an Env
+    class or a creator function gets the ``EnvContext``.
+    """
+
+    def make() -> gym.Env[Any, Any]:
+        made: Any
+        if isinstance(env, str):
+            made = gym.make(env, **context)
+        elif isinstance(env, type) and _takes_argument(env):
+            made = env(context)
+        elif isinstance(env, type):
+            made = env()
+        else:
+            made = env(context)
+        if not isinstance(made, gym.Env):
+            raise ConfigError(f"env creator {env_name(env)} returned {made!r}, not a gymnasium.Env")
+        return made
+
+    return make
 
 
 def _takes_argument(cls: type) -> bool:

@@ -23,6 +23,7 @@ from ._settings import (
     EnvRunnersSettings,
     EvaluationSettings,
     FaultToleranceSettings,
+    MultiAgentSettings,
     ReportingSettings,
     Settings,
     TrainingSettings,
@@ -44,6 +45,7 @@ class ConfigSections:
         "debugging": DebuggingSettings,
         "evaluation": EvaluationSettings,
         "fault_tolerance": FaultToleranceSettings,
+        "multi_agent": MultiAgentSettings,
         "reporting": ReportingSettings,
     }
     """Each section's settings: names, types and defaults (see ``_settings``)."""
@@ -83,6 +85,9 @@ class ConfigSections:
     delay_between_env_runner_restarts_s: float
     restart_failed_sub_environments: bool
     env_runner_health_probe_timeout_s: float
+    policies: Any
+    policy_mapping_fn: Callable[..., str] | None
+    policies_to_train: Any
     logdir: str | None
     tensorboard: bool | None
     _rollout_fragment_length: int | str  # behind the rollout_fragment_length property
@@ -171,6 +176,25 @@ class ConfigSections:
     ) -> Self:
         """Set how failed EnvRunners are restarted: RLlib's settings (docs/scaling.md)."""
         return self._update("fault_tolerance", given(locals()))
+
+    def multi_agent(
+        self,
+        *,
+        policies: Any = NOT_SET,
+        policy_mapping_fn: Callable[..., str] | None = NOT_SET,
+        policies_to_train: Any = NOT_SET,
+    ) -> Self:
+        """Train several policies (modules) in a MultiAgentEnv: RLlib's settings.
+
+        ``policies``: the policy ids (a set or list), or a dict of id to None or
+        ``PolicySpec(observation_space=, action_space=)``; spaces not given are taken from
+        the first agent that ``policy_mapping_fn`` maps to the policy.
+        ``policy_mapping_fn(agent_id, episode, **kwargs) -> policy id``, called once per
+        agent and episode (default: every agent to ``default_policy``).
+        ``policies_to_train``: the ids to train (default all), or
+        ``fn(policy_id, batch) -> bool``.
+        """
+        return self._update("multi_agent", given(locals()))
 
     def reporting(
         self, *, logdir: str | os.PathLike[str] | None = NOT_SET, tensorboard: bool | None = NOT_SET

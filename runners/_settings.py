@@ -28,6 +28,7 @@ __all__ = (
     "EnvironmentSettings",
     "EvaluationSettings",
     "FaultToleranceSettings",
+    "MultiAgentSettings",
     "ReportingSettings",
     "Settings",
     "TrainingSettings",
@@ -116,6 +117,17 @@ class FaultToleranceSettings(Settings):
     delay_between_env_runner_restarts_s: float = 60.0
     restart_failed_sub_environments: bool = False
     env_runner_health_probe_timeout_s: float = 30.0
+
+
+class MultiAgentSettings(Settings):
+    """``config.multi_agent(...)``: RLlib's names (docs/multi_agent.md).
+
+    ``policies`` None means single-agent, or one ``default_policy`` for a MultiAgentEnv.
+    """
+
+    policies: Any = None
+    policy_mapping_fn: Any = None
+    policies_to_train: Any = None
 
 
 class ReportingSettings(Settings):

@@ -11,6 +11,7 @@ import pytest
 
 from hookbus.events import (
     HOOKS,
+    AgentData,
     BaseEvent,
     EpisodeEnd,
     EpisodeStart,
@@ -74,6 +75,12 @@ def sample_event(cls: type[BaseEvent]) -> BaseEvent:
             values[field.name] = {"x": np.float32(0.5), "nested": {"arr": np.arange(3)}}
         elif tp is Any:
             values[field.name] = np.linspace(0, 1, 4, dtype=np.float32)
+        elif tp == list[AgentData] | None:
+            # Agent ids of both kinds, and fields left UNSET (not in the env's dicts).
+            values[field.name] = [
+                AgentData(agent_id=0, module_id="p0", observation=np.arange(4.0), reward=1.0),
+                AgentData(agent_id="b", action=np.int64(1), terminated=True, info={"k": 1}),
+            ]
         else:  # pragma: no cover - a new field type needs a sample here
             raise AssertionError(f"no sample for {cls.__name__}.{field.name}: {tp}")
     return cls(**values)
@@ -84,6 +91,11 @@ def assert_same(a: Any, b: Any) -> None:
         assert type(a) is type(b)
         for name in a.__struct_fields__:
             assert_same(getattr(a, name), getattr(b, name))
+    elif isinstance(a, list):
+        assert isinstance(b, list)
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            assert_same(x, y)
     elif isinstance(a, dict):
         assert a.keys() == b.keys()
         for key in a:

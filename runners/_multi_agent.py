@@ -1,0 +1,148 @@
+"""The multi-agent settings: policies, the agent-to-policy mapping, their checks and spaces."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hookbus.kernel import ConfigError
+
+from ._multi_agent_env import MultiAgentEnv
+
+if TYPE_CHECKING:
+    from ._config import AlgorithmConfig
+
+__all__ = (
+    "DEFAULT_MODULE_ID",
+    "PolicySpec",
+    "check_multi_agent",
+    "is_multi_agent",
+    "mapping_fn",
+    "module_spaces",
+    "policy_specs",
+    "trains_module",
+)
+
+DEFAULT_MODULE_ID = "default_policy"
+"""The one module of a single-agent run, and of a MultiAgentEnv run without policies."""
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A policy's spaces, when its agents' spaces are not the env's to give (RLlib's name)."""
+
+    observation_space: Any = None
+    action_space: Any = None
+
+
+def is_multi_agent(config: AlgorithmConfig[Any]) -> bool:
+    """Tell whether ``config`` trains multi-agent: policies set, or a MultiAgentEnv class."""
+    env = config.env
+    return config.policies is not None or (isinstance(env, type) and issubclass(env, MultiAgentEnv))
+
+
+def policy_specs(config: AlgorithmConfig[Any]) -> dict[str, PolicySpec]:
+    """Return the policies by id (``{"default_policy": PolicySpec()}`` when none are set)."""
+    policies = config.policies
+    if policies is None:
+        return {DEFAULT_MODULE_ID: PolicySpec()}
+    if isinstance(policies, Mapping):
+        return {pid: spec or PolicySpec() for pid, spec in policies.items()}
+    return {pid: PolicySpec() for pid in policies}
+
+
+def check_multi_agent(config: AlgorithmConfig[Any]) -> None:
+    """Raise ConfigError naming the first bad multi-agent setting."""
+    policies = config.policies
+    if policies is not None:
+        if isinstance(policies, str) or not isinstance(policies, Collection) or not policies:
+            raise ConfigError(
+                f"policies must be a non-empty set or list of policy ids, or a dict of id to "
+                f"None or PolicySpec, got {policies!r}"
+            )
+        for pid in policies:
+            if not isinstance(pid, str) or not pid:
+                raise ConfigError(f"policy ids must be non-empty strings, got {pid!r}")
+        if isinstance(policies, Mapping):
+            for pid, spec in policies.items():
+                if spec is not None and not isinstance(spec, PolicySpec):
+                    raise ConfigError(
+                        f"policies[{pid!r}] must be None or a PolicySpec, got {spec!r}"
+                    )
+    fn = config.policy_mapping_fn
+    if fn is not None and not callable(fn):
+        raise ConfigError(f"policy_mapping_fn must be callable, got {fn!r}")
+    train = config.policies_to_train
+    if train is not None and not callable(train):
+        if isinstance(train, str) or not isinstance(train, Collection):
+            raise ConfigError(
+                f"policies_to_train must be a collection of policy ids or a function, got {train!r}"
+            )
+        known = policy_specs(config)
+        for pid in train:
+            if pid not in known:
+                raise ConfigError(
+                    f"policies_to_train names {pid!r}, which is not a policy; policies: "
+                    f"{', '.join(map(repr, known))}"
+                )
+
+
+def mapping_fn(config: AlgorithmConfig[Any]) -> Callable[[Any, Any], str]:
+    """Return the checked mapping: ``policy_mapping_fn`` whose answer must be a policy id."""
+    fn = config.policy_mapping_fn
+    known = policy_specs(config)
+
+    def mapped(agent_id: Any, episode: Any) -> str:
+        if fn is None:
+            module_id = DEFAULT_MODULE_ID
+        else:
+            module_id = fn(agent_id, episode)
+        if module_id not in known:
+            raise ConfigError(
+                f"policy_mapping_fn mapped agent {agent_id!r} to {module_id!r}, which is not "
+                f"a policy; policies: {', '.join(map(repr, known))}"
+            )
+        return module_id
+
+    return mapped
+
+
+def module_spaces(config: AlgorithmConfig[Any], env: MultiAgentEnv) -> dict[str, tuple[Any, Any]]:
+    """Return each policy's (observation space, action space).
+
+    A PolicySpec's spaces win; otherwise the spaces of the first of ``env.possible_agents``
+    that the mapping sends to the policy (asked with ``episode=None``, as RLlib does).
+    """
+    mapped = mapping_fn(config)
+    first_agent: dict[str, Any] = {}
+    for agent_id in env.possible_agents:
+        first_agent.setdefault(mapped(agent_id, None), agent_id)
+    spaces = {}
+    for pid, spec in policy_specs(config).items():
+        obs_space, act_space = spec.observation_space, spec.action_space
+        if obs_space is None or act_space is None:
+            if pid not in first_agent:
+                raise ConfigError(
+                    f"policy {pid!r} has no spaces: no agent of {type(env).__name__} "
+                    f"(possible_agents {env.possible_agents!r}) maps to it; give them with "
+                    f"policies={{{pid!r}: PolicySpec(observation_space=..., action_space=...)}}"
+                )
+            agent_id = first_agent[pid]
+            try:
+                obs_space = obs_space or env.get_observation_space(agent_id)
+                act_space = act_space or env.get_action_space(agent_id)
+            except KeyError as exc:
+                raise ConfigError(f"policy {pid!r}: {exc.args[0]}") from None
+        spaces[pid] = (obs_space, act_space)
+    return spaces
+
+
+def trains_module(config: AlgorithmConfig[Any], module_id: str, batch: Any = None) -> bool:
+    """Tell whether ``policies_to_train`` includes ``module_id`` (all when unset)."""
+    train = config.policies_to_train
+    if train is None:
+        return True
+    if callable(train):
+        return bool(train(module_id, batch))
+    return module_id in train
