@@ -49,6 +49,10 @@ def policy_specs(config: AlgorithmConfig[Any]) -> dict[str, PolicySpec]:
         return {DEFAULT_MODULE_ID: PolicySpec()}
     if isinstance(policies, Mapping):
         return {pid: spec or PolicySpec() for pid, spec in policies.items()}
+    if isinstance(policies, set | frozenset):
+        # A set's order changes from one process to the next (string hashing): sorted, the
+        # modules' order (and so their seeds) is the same in every run.
+        policies = sorted(policies)
     return {pid: PolicySpec() for pid in policies}
 
 
