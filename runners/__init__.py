@@ -23,6 +23,10 @@ from ._multi_agent_env import (
     MultiAgentEnv as MultiAgentEnv,
     make_multi_agent as make_multi_agent,
 )
+from .algorithms._multi_module import (
+    MultiAgentLearner as MultiAgentLearner,
+    MultiAgentModule as MultiAgentModule,
+)
 from .algorithms.dqn._algorithm import DQN as DQN, DQNConfig as DQNConfig
 from .algorithms.dqn._learner import DQNLearner as DQNLearner, DQNModule as DQNModule
 from .algorithms.dqn._replay_buffer import (
@@ -72,6 +76,8 @@ __all__ = (
     "MultiAgentCartPole",
     "MultiAgentEnv",
     "MultiAgentEpisode",
+    "MultiAgentLearner",
+    "MultiAgentModule",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -29,6 +29,7 @@ from ._errors import AlgorithmStateError
 from ._evaluation import EVALUATION_KEY, Evaluation
 from ._facade import SyncFacade
 from ._loop import LoopThread, in_event_loop
+from ._multi_agent import DEFAULT_MODULE_ID
 from ._state import load_state, saved_state
 from ._structure import check_structure
 from .backends._group import EnvRunnerGroup
@@ -86,6 +87,14 @@ class Algorithm(SyncFacade):
         ``get_state()`` and ``set_state()``. ``config.learner_class`` overrides it."""
         raise NotImplementedError
 
+    def build_multi_agent_learner(self, spaces: Mapping[str, tuple[Any, Any]]) -> Any:
+        """Return the learner of a multi-agent run: one learner per module id in ``spaces``
+        (module id to ``(observation_space, action_space)``), as ``MultiAgentLearner``."""
+        raise ConfigError(
+            f"{type(self).__name__} does not support multi-agent training yet; use PPO, or "
+            f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
+        )
+
     async def training_step(self) -> None:
         """Run one iteration: sample, update the learner, sync weights, log metrics.
 
@@ -101,6 +110,8 @@ class Algorithm(SyncFacade):
         batch_size: int,
         update_index: int = 0,
         update: Callable[[Any], dict[str, float]] | None = None,
+        module_id: str = DEFAULT_MODULE_ID,
+        learner: Any = None,
     ) -> dict[str, float]:
         """Run one learner update in a worker thread, between the learner hooks.
 
@@ -109,8 +120,12 @@ class Algorithm(SyncFacade):
         thread, so a start handler's change to the learner (``learner.lr = x``) applies to
         this update. Returns the update's stats. With neither hook subscribed this is just
         the thread hop: no event, no copy of the batch or the stats.
+
+        In a multi-agent run, one call updates one module: ``module_id`` goes into the
+        events, and ``learner`` (that module's learner; ``self.learner`` by default) is
+        what handlers get as ``learner``, its ``module`` as ``module``.
         """
-        learner = self.learner
+        learner = self.learner if learner is None else learner
         run = learner.update if update is None else update
         if not self._learner_hooks_wanted():
             stats: dict[str, float] = await anyio.to_thread.run_sync(run, batch)
@@ -118,6 +133,7 @@ class Algorithm(SyncFacade):
         live = {"learner": learner, "module": learner.module, "batch": batch}
         fields = {
             "training_iteration": self.training_iteration + 1,  # the one in progress
+            "module_id": module_id,
             "batch_size": batch_size,
             "update_index": update_index,
         }

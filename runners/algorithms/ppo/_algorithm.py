@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -13,7 +14,9 @@ from hookbus.kernel import ConfigError, Episode
 from ..._algorithm import Algorithm
 from ..._checks import int_at_least
 from ..._config import AlgorithmConfig
+from ..._multi_agent import DEFAULT_MODULE_ID, trains_module
 from ..._settings import NOT_SET, Settings, given
+from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
 from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
 
@@ -87,10 +90,36 @@ class EpisodePPOLearner(PPOLearner):
 
     def update(self, episodes: Sequence[Any]) -> dict[str, float]:
         """Turn episode chunks into trajectories and run one PPO update."""
-        trajectories = [
-            ep if isinstance(ep, Trajectory) else _trajectory(ep) for ep in episodes if len(ep)
-        ]
-        return super().update(trajectories)
+        return super().update(_trajectories(episodes))
+
+
+class ModulePPOLearner(EpisodePPOLearner):
+    """The PPOLearner of one module in a multi-agent run: small batches train too."""
+
+    def update(self, episodes: Sequence[Any]) -> dict[str, float]:
+        """Run one PPO update, in minibatches of ``min(minibatch_size, rows)`` rows.
+
+        A module's share of a train batch may be smaller than ``minibatch_size`` (its
+        agents stepped little, or it acted for one agent of many): that update then uses
+        the whole batch as its one minibatch instead of raising. ``minibatch_size`` itself
+        stays as set.
+        """
+        trajectories = _trajectories(episodes)
+        rows = sum(len(tr.rewards) for tr in trajectories)
+        full = self.minibatch_size
+        self.minibatch_size = max(1, min(full, rows))
+        try:
+            return PPOLearner.update(self, trajectories)
+        finally:
+            self.minibatch_size = full
+
+
+def _trajectories(episodes: Sequence[Any]) -> list[Trajectory]:
+    return [
+        ep if isinstance(ep, Trajectory) else _trajectory(ep)
+        for ep in episodes
+        if isinstance(ep, Trajectory) or len(ep)
+    ]
 
 
 def _trajectory(episode: Episode) -> Trajectory:
@@ -107,11 +136,36 @@ class PPO(Algorithm):
 
     def build_learner(self, observation_space: Any, action_space: Any) -> Any:
         """Build the PPOLearner from the config's training settings."""
+        return self._ppo_learner(
+            EpisodePPOLearner, observation_space, action_space, self.learner_settings()
+        )
+
+    def build_multi_agent_learner(self, spaces: Mapping[str, tuple[Any, Any]]) -> MultiAgentLearner:
+        """Build a PPO learner per module id in ``spaces``, with ``build_learner``'s settings.
+
+        Module k (in the order of ``spaces``) is seeded ``seed + k``; ``policies_to_train``
+        decides which modules an update trains. Each module's update uses minibatches of
+        ``min(minibatch_size, rows)`` rows, so a module with little data still trains.
+        """
+        shared = self.learner_settings()
+        seed = shared.pop("seed")
+
+        def make(module_id: str, obs_space: Any, act_space: Any, seed: int) -> Any:
+            return self._ppo_learner(
+                ModulePPOLearner, obs_space, act_space, {**shared, "seed": seed}
+            )
+
+        config = self.config
+        return MultiAgentLearner(
+            spaces, make, seed=seed, trains=functools.partial(trains_module, config)
+        )
+
+    def _ppo_learner(
+        self, cls: type[PPOLearner], obs_space: Any, act_space: Any, common: dict[str, Any]
+    ) -> PPOLearner:
         settings = {name: getattr(self.config, name) for name in PPO_LEARNER_SETTINGS}
         try:
-            return EpisodePPOLearner(
-                observation_space, action_space, **self.learner_settings(), **settings
-            )
+            return cls(obs_space, act_space, **common, **settings)
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc
 
@@ -127,10 +181,27 @@ class PPO(Algorithm):
         with metrics.log_time(("timers", "learner_update_timer")):
             # Off the event loop's thread, so an embedding service stays responsive; the
             # learner hooks' handlers run on the loop, before and after (timed with it).
-            stats = await self.update_learner(episodes, batch_size=sum(map(len, episodes)))
-        metrics.log_dict(stats, key=("learners", "default_policy"), reduce="item")
+            if isinstance(self.learner, MultiAgentLearner):
+                await self._update_modules(self.learner, episodes)
+            else:
+                stats = await self.update_learner(episodes, batch_size=sum(map(len, episodes)))
+                metrics.log_dict(stats, key=("learners", DEFAULT_MODULE_ID), reduce="item")
         with metrics.log_time(("timers", "synch_weights")):
             await group.sync_weights(self.learner.module.get_state())
+
+    async def _update_modules(self, learner: MultiAgentLearner, episodes: list[Any]) -> None:
+        """Update each module to train that has data, one after the other (RLlib's keys:
+        ``learners/<module_id>/...``); each update is between its own learner hooks."""
+        for module_id, batch in learner.train_batches(episodes).items():
+            module_learner = learner.learners[module_id]
+            stats = await self.update_learner(
+                batch,
+                batch_size=sum(map(len, batch)),
+                module_id=module_id,
+                learner=module_learner,
+                update=module_learner.update,
+            )
+            self.metrics.log_dict(stats, key=("learners", module_id), reduce="item")
 
 
 PPOConfig.algo_class = PPO
