@@ -278,3 +278,34 @@ def test_checkpoint_saves_and_restores_the_nested_state(
         algo.learner = ma_learner(None, *spaces()["p0"])
         with pytest.raises(ConfigError, match=r"lacks keys \['p1'\]"):
             algo.restore_from_path(tmp_path / "p0_only")
+
+
+def trained_per_config(config: Any, observation_space: Any, action_space: Any) -> Any:
+    """A learner_class: ``ma_learner`` whose modules to train are ``policies_to_train``."""
+    both = (observation_space, action_space)
+    return MultiAgentLearner(
+        {"p0": both, "p1": both},
+        make_ppo,
+        trains=lambda module_id, batch: module_id in config.policies_to_train,
+    )
+
+
+def test_training_step_updates_each_module_between_its_own_hooks(
+    small_ppo: PPOConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = ModuleIds()
+    config = small_ppo.training(learner_class=trained_per_config).callbacks(hooks)
+    config.multi_agent(policies=["p0", "p1"], policy_mapping_fn=p_of, policies_to_train=["p1"])
+    with config.build() as algo:
+        episodes = random_episodes(2)
+
+        async def sample(num_timesteps: int) -> list[Any]:
+            return episodes  # what the multi-agent EnvRunner will hand out
+
+        monkeypatch.setattr(algo.env_runner_group, "sample", sample)
+        result = algo.train()
+    p1 = algo.learner.learners["p1"]
+    assert hooks.seen == [("p1", p1, p1.module)]  # p0 is not trained
+    assert list(result["learners"]) == ["p1"]
+    assert np.isfinite(result["learners"]["p1"]["policy_loss"])
+    assert result["num_env_steps_sampled_lifetime"] == sum(map(len, episodes))
