@@ -4,16 +4,22 @@ Trains through the public API (``PPOConfig().build().train()``, or DQN's), as a 
 with the default settings and 3 seeds, for at most 300k env steps. Besides the target it
 reports the first crossing of 400 and the best mean return reached. Run:
 ``python bench/learning.py [--algo PPO|DQN] [--seeds 0 1 2]``.
+
+``--multi-agent`` trains PPO on ``MultiAgentCartPole({"num_agents": 2})`` instead, one
+policy per agent (``p0``, ``p1``), for at most 600k env steps, until both agents' mean
+returns (``env_runners/agent_episode_returns_mean/0`` and ``/1``) reach 400; the score
+reported is the lower of the two.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hookbus.runners import PPOConfig
+from hookbus.runners import MultiAgentCartPole, PPOConfig
 
 ALGOS = ("PPO", "DQN")
 
@@ -31,8 +37,22 @@ class Run:
     curve: list[tuple[int, float]] = field(default_factory=list)
 
 
-def make_config(algo: str, seed: int) -> Any:
-    """Return the algorithm's default config on CartPole-v1 with ``seed``."""
+def policy_of(agent_id: Any, *args: Any, **kwargs: Any) -> str:
+    """Map agent ``i`` to policy ``p{i}`` (module level, so that it pickles)."""
+    return f"p{agent_id}"
+
+
+def make_config(algo: str, seed: int, multi_agent: bool = False) -> Any:
+    """Return the algorithm's default config on CartPole-v1 (or two agents'), with ``seed``."""
+    if multi_agent:
+        if algo != "PPO":
+            raise SystemExit(f"--multi-agent trains PPO only; {algo} has no multi-agent learner")
+        return (
+            PPOConfig()
+            .environment(MultiAgentCartPole, env_config={"num_agents": 2})
+            .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=policy_of)
+            .debugging(seed=seed)
+        )
     if algo == "DQN":
         # Not exported from hookbus.runners yet.
         from hookbus.runners import DQNConfig
@@ -41,20 +61,36 @@ def make_config(algo: str, seed: int) -> Any:
     return PPOConfig().environment("CartPole-v1").debugging(seed=seed)
 
 
+def score(result: dict[str, Any], multi_agent: bool) -> float:
+    """Return the mean return to compare with the target: the lower agent's if multi-agent."""
+    runners = result["env_runners"]
+    if not multi_agent:
+        return float(runners["episode_return_mean"])
+    per_agent = runners.get("agent_episode_returns_mean", {})
+    # NaN until both agents have finished an episode (never >= a target).
+    return min(float(per_agent.get(agent, math.nan)) for agent in ("0", "1"))
+
+
 def run(
-    algo: str, seed: int, target: float, max_steps: int, print_every: int, marks: tuple[float, ...]
+    algo: str,
+    seed: int,
+    target: float,
+    max_steps: int,
+    print_every: int,
+    marks: tuple[float, ...],
+    multi_agent: bool = False,
 ) -> Run:
     """Train until the target or the step budget; return what the run reached."""
-    config = make_config(algo, seed)
+    config = make_config(algo, seed, multi_agent)
     out = Run(seed)
     start = time.perf_counter()
     with config.build() as trainer:
         while True:
             result = trainer.train()
             steps = result["num_env_steps_sampled_lifetime"]
-            ret = result["env_runners"]["episode_return_mean"]
+            ret = score(result, multi_agent)
             elapsed = time.perf_counter() - start
-            out.best = max(out.best, ret)
+            out.best = max(out.best, ret) if not math.isnan(ret) else out.best
             out.curve.append((steps, ret))
             for mark in marks:
                 if ret >= mark and mark not in out.crossings:
@@ -64,7 +100,7 @@ def run(
             if done or iteration % print_every == 0:
                 print(
                     f"  seed {seed}  iter {iteration:3d}  steps {steps:7d}  "
-                    f"return_mean {ret:6.1f}  {elapsed:6.1f} s",
+                    f"{LABELS[multi_agent]} {ret:6.1f}  {elapsed:6.1f} s",
                     flush=True,
                 )
             if done:
@@ -72,12 +108,22 @@ def run(
                 return out
 
 
+LABELS = {False: "return_mean", True: "min agent return_mean"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algo", choices=ALGOS, default="PPO", type=str.upper)
+    parser.add_argument(
+        "--multi-agent",
+        action="store_true",
+        help="PPO on MultiAgentCartPole (2 agents, a policy each): both agents' returns >= 400",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--target", type=float, default=450.0)
-    parser.add_argument("--max-steps", type=int, default=300_000)
+    parser.add_argument("--target", type=float, default=None, help="default 450 (400 multi-agent)")
+    parser.add_argument(
+        "--max-steps", type=int, default=None, help="default 300k env steps (600k multi-agent)"
+    )
     parser.add_argument(
         "--print-every",
         type=int,
@@ -85,14 +131,18 @@ def main() -> None:
         help="print every N iterations (default: 1 for PPO, 10 for DQN's 1000-step ones)",
     )
     args = parser.parse_args()
+    multi = args.multi_agent
+    target = args.target if args.target is not None else (400.0 if multi else 450.0)
+    max_steps = args.max_steps or (600_000 if multi else 300_000)
     print_every = args.print_every or (10 if args.algo == "DQN" else 1)
-    marks = (400.0, args.target)
+    marks = tuple(sorted({400.0, target}))
     runs = [
-        run(args.algo, seed, args.target, args.max_steps, print_every, marks) for seed in args.seeds
+        run(args.algo, seed, target, max_steps, print_every, marks, multi) for seed in args.seeds
     ]
+    env = "MultiAgentCartPole (2 agents)" if multi else "CartPole-v1"
     print(
-        f"\n{args.algo} on CartPole-v1, target episode_return_mean >= {args.target:g} "
-        f"within {args.max_steps} env steps:"
+        f"\n{args.algo} on {env}, target {LABELS[multi]} >= {target:g} "
+        f"within {max_steps} env steps:"
     )
     for r in runs:
         verdict = "reached" if r.reached else f"MISSED (best {r.best:.1f})"
@@ -104,7 +154,7 @@ def main() -> None:
             f"  seed {r.seed}: {verdict} after {r.steps} env steps, {r.seconds:.1f} s"
             + (f"  (first {first})" if first else "")
         )
-    print("\ncurve (env steps: episode_return_mean), every ~10% of the longest run:")
+    print(f"\ncurve (env steps: {LABELS[multi]}), every ~10% of the longest run:")
     longest = max(len(r.curve) for r in runs)
     stride = max(1, longest // 10)
     for r in runs:
