@@ -36,7 +36,9 @@ class MultiAgentEpisode:
     per env step, each a dict keyed by agent id. An agent acts on the step after it got an
     observation (``get_agents_to_act()``); its transition is complete when its next
     observation arrives, so in a turn-based env an action waits for the agent's next turn,
-    and rewards it got meanwhile add up into that transition's reward. An agent joins with
+    and rewards it got meanwhile add up into that transition's reward (rewards before its
+    first action, into its first; rewards after its last, into its last: the agents'
+    returns always add up to every reward the env gave). An agent joins with
     its first observation and leaves when it is terminated or truncated; an agent that
     leaves without a last observation keeps its previous one as the final observation.
     ``"__all__"`` in ``terminateds`` or ``truncateds`` ends the episode and every agent.
@@ -129,8 +131,11 @@ class MultiAgentEpisode:
             hanging[agent_id] = hanging.get(agent_id, 0.0) + float(reward)
         all_terminated = bool(terminateds.get(ALL_AGENTS, False))
         all_truncated = bool(truncateds.get(ALL_AGENTS, False)) and not all_terminated
+        ending = all_terminated or all_truncated
         for agent_id, observation in observations.items():
             terminated, truncated = _agent_done(agent_id, terminateds, truncateds)
+            if ending and not (terminated or truncated):
+                terminated, truncated = all_terminated, all_truncated
             if agent_id not in self.agent_episodes:
                 self._join(agent_id, observation, _info(infos, agent_id))
                 if terminated or truncated:
@@ -155,11 +160,11 @@ class MultiAgentEpisode:
                 continue
             terminated, truncated = _agent_done(agent_id, terminateds, truncateds)
             if not (terminated or truncated):
-                if not (all_terminated or all_truncated):
+                if not ending:
                     continue  # waiting for its turn
                 terminated, truncated = all_terminated, all_truncated
             self._leave(agent_id, terminated, truncated, _info(infos, agent_id))
-        if all_terminated or all_truncated:
+        if ending:
             self.is_terminated, self.is_truncated = all_terminated, all_truncated
             self._to_act = {}
 

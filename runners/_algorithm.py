@@ -88,8 +88,9 @@ class Algorithm(SyncFacade):
         raise NotImplementedError
 
     def build_multi_agent_learner(self, spaces: Mapping[str, tuple[Any, Any]]) -> Any:
-        """Return the learner of a multi-agent run: one learner per module id in ``spaces``
-        (module id to ``(observation_space, action_space)``), as ``MultiAgentLearner``."""
+        """Return the learner of one module per policy (``spaces``: module id to its
+        observation and action space), as ``MultiAgentLearner``. Algorithms that train
+        multi-agent override it."""
         raise ConfigError(
             f"{type(self).__name__} does not support multi-agent training yet; use PPO, or "
             f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
@@ -206,18 +207,27 @@ class Algorithm(SyncFacade):
         config = self.config
         group = EnvRunnerGroup(config, bus=self.bus, loop=self._loop)
         self._env_runner_group = group
-        env = group.local_env_runner.env
-        learner_class = config.learner_class
-        if learner_class is not None:
-            self.learner = learner_class(
-                config, env.single_observation_space, env.single_action_space
-            )
-        else:
-            self.learner = self.build_learner(env.single_observation_space, env.single_action_space)
+        self.learner = self._make_learner(group.local_env_runner)
         group.set_module(self.learner.module)
         await group.setup()
         if config.evaluation_interval or config.evaluation_num_env_runners:
             await self._start_evaluation()
+
+    def _make_learner(self, runner: Any) -> Any:
+        """Build the learner for the local runner's spaces: one module, or one per policy.
+
+        ``config.learner_class`` gets ``(config, observation_space, action_space)``, or with
+        multi-agent ``(config, spaces)`` (module id to its two spaces).
+        """
+        learner_class = self.config.learner_class
+        if getattr(runner, "is_multi_agent", False):
+            if learner_class is not None:
+                return learner_class(self.config, runner.spaces)
+            return self.build_multi_agent_learner(runner.spaces)
+        obs_space, act_space = runner.env.single_observation_space, runner.env.single_action_space
+        if learner_class is not None:
+            return learner_class(self.config, obs_space, act_space)
+        return self.build_learner(obs_space, act_space)
 
     async def _start_evaluation(self) -> Evaluation:
         # Kept before setup: if setup fails halfway, astop() still ends what did start.

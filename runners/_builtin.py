@@ -32,8 +32,37 @@ class EnvRunnerMetrics(Callback):
         log("episode_len_max", length, reduce="max", window=w)
         log("num_episodes", 1, reduce="sum", clear_on_reduce=True)
         log("num_episodes_lifetime", 1, reduce="lifetime_sum")
+        agents = getattr(episode, "agent_episodes", None)
+        if agents is not None:  # a MultiAgentEpisode: RLlib's per-agent and per-module keys
+            by_module: dict[str, float] = {}
+            for agent_id, agent_episode in agents.items():
+                agent_return = agent_episode.get_return()
+                log(("agent_episode_returns_mean", str(agent_id)), agent_return, window=w)
+                log(("agent_steps", str(agent_id)), len(agent_episode), window=w)
+                module_id = agent_episode.module_id
+                by_module[module_id] = by_module.get(module_id, 0.0) + agent_return
+            for module_id, module_return in by_module.items():
+                log(("module_episode_returns_mean", module_id), module_return, window=w)
 
-    def on_sample_end(self, *, event: Any, metrics_logger: Any, **kwargs: Any) -> None:
+    def on_sample_end(
+        self, *, event: Any, metrics_logger: Any, samples: Any = None, **kwargs: Any
+    ) -> None:
+        log = metrics_logger.log_value
         steps = event.num_env_steps
-        metrics_logger.log_value("num_env_steps_sampled", steps, reduce="sum", clear_on_reduce=True)
-        metrics_logger.log_value("num_env_steps_sampled_lifetime", steps, reduce="lifetime_sum")
+        log("num_env_steps_sampled", steps, reduce="sum", clear_on_reduce=True)
+        log("num_env_steps_sampled_lifetime", steps, reduce="lifetime_sum")
+        for chunk in samples or ():
+            agents = getattr(chunk, "agent_episodes", None)
+            if agents is None:
+                continue
+            for agent_id, agent_chunk in agents.items():
+                n, module_id = len(agent_chunk), agent_chunk.module_id
+                log(
+                    ("num_agent_steps_sampled", str(agent_id)),
+                    n,
+                    reduce="sum",
+                    clear_on_reduce=True,
+                )
+                log(("num_agent_steps_sampled_lifetime", str(agent_id)), n, reduce="lifetime_sum")
+                log(("num_module_steps_sampled", module_id), n, reduce="sum", clear_on_reduce=True)
+                log(("num_module_steps_sampled_lifetime", module_id), n, reduce="lifetime_sum")

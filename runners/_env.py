@@ -11,6 +11,8 @@ import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
+from ._multi_agent_env import MultiAgentEnv
+
 __all__ = (
     "EnvContext",
     "TaskSettableEnv",
@@ -206,7 +208,7 @@ def make_vector_env(
     """
 
     def creator(index: int) -> Callable[[], gym.Env[Any, Any]]:
-        make = env_maker(env, context.with_vector_index(index))
+        make = _single_agent(env, env_maker(env, context.with_vector_index(index)))
         if restart_failed_sub_environments:
             return lambda: _Restarting(make)
         return make
@@ -215,6 +217,22 @@ def make_vector_env(
     # SyncVectorEnv's default copy=True hands out a fresh observation array every step, so the
     # per-sub-env rows that episodes keep (views) are never overwritten.
     return _VectorEnv([creator(i) for i in range(num_envs)])
+
+
+def _single_agent(
+    env: EnvSpec, make: Callable[[], gym.Env[Any, Any]]
+) -> Callable[[], gym.Env[Any, Any]]:
+    def checked() -> gym.Env[Any, Any]:
+        made = make()
+        if isinstance(made.unwrapped, MultiAgentEnv):
+            made.close()
+            raise ConfigError(
+                f"env {env_name(env)} made a MultiAgentEnv ({type(made.unwrapped).__name__}); "
+                f"say so with config.multi_agent(policies=...) (docs/multi_agent.md)"
+            )
+        return made
+
+    return checked
 
 
 def env_maker(env: EnvSpec, context: EnvContext) -> Callable[[], gym.Env[Any, Any]]:

@@ -64,27 +64,20 @@ class EnvRunner(EpisodeLifecycle):
             in_evaluation=config.in_evaluation,
             services=bus.services,
         )
-        self.env = make_vector_env(
-            config.env,
-            config.num_envs_per_env_runner,
-            self.env_context,
-            restart_failed_sub_environments=config.restart_failed_sub_environments,
-        )
-        """The gymnasium vector env; ``env.envs[i].unwrapped`` is sub-env ``i``."""
-        self.num_envs = self.env.num_envs
         seed = config.seed
         if seed is not None and config.in_evaluation:
             seed += 500  # evaluation runner i must not replay training runner i's episodes
         self._reset_seed = None if seed is None else seed + 1000 * worker_index
         self._rng = np.random.default_rng(None if seed is None else [seed, worker_index])
-        if seed is not None:
-            self.env.action_space.seed(seed + 1000 * worker_index)
-        self._exploration = make_exploration(config.exploration, self.env.single_action_space)
+        self.env = self._make_env(self._reset_seed)
+        """The env: ``env.envs[i].unwrapped`` is sub-env ``i``."""
+        self.num_envs: int = self.env.num_envs
+        self._exploration = self._make_exploration()
         self._timestep = 0  # env steps this runner sampled, for exploration schedules
         self._announced = False  # on_environment_created published?
         # Per sub-env: the live episode, whether the env resets on the next step (gymnasium's
         # NEXT_STEP autoreset), and how many of the episode's steps were handed out already.
-        self._episodes: list[Episode | None] = []  # None: an idle sub-env (exact sampling)
+        self._episodes: list[Any] = []  # Episode, or None: an idle sub-env (exact sampling)
         self._resetting: list[bool] = []
         self._handed: dict[str, int] = {}
         self._obs: Any = None
@@ -93,6 +86,21 @@ class EnvRunner(EpisodeLifecycle):
             bus, self.source, env_runner=self, metrics_logger=self.metrics, env=self.env
         )
         self._on_step: Dispatcher = self._publisher.dispatcher(EpisodeStep)  # the hot path
+
+    def _make_env(self, seed: int | None) -> Any:
+        """Make the gymnasium vector env (``seed`` also seeds its random actions)."""
+        env = make_vector_env(
+            self.config.env,
+            self.config.num_envs_per_env_runner,
+            self.env_context,
+            restart_failed_sub_environments=self.config.restart_failed_sub_environments,
+        )
+        if seed is not None:
+            env.action_space.seed(seed)
+        return env
+
+    def _make_exploration(self) -> Any:
+        return make_exploration(self.config.exploration, self.env.single_action_space)
 
     # --- sampling ---------------------------------------------------------------------------
 
@@ -240,7 +248,13 @@ class EnvRunner(EpisodeLifecycle):
                 steps += 1
                 if terminated or truncated:
                     # This last step's on_episode_step, then on_episode_end (RLlib's order).
-                    await self._episode_ended(episode, action, reward, info)
+                    step = {
+                        "action": action,
+                        "reward": reward,
+                        "observation": rows[i],
+                        "info": info,
+                    }
+                    await self._episode_ended(episode, step)
                     done.append(episode)
                     if exact and started >= max_episodes:
                         episodes[i] = None

@@ -36,12 +36,16 @@ class EpisodeLifecycle:
     num_envs: int
     worker_index: int
 
-    def _episode_args(self, episode: Episode) -> dict[str, Any]:
+    def _episode_args(self, episode: Any) -> dict[str, Any]:
         """Return the episode hooks' live arguments besides the publisher's fixed ones."""
         return {"episode": episode, "rl_module": self.module, "env_index": episode.env_index}
 
-    async def _new_episode(self, i: int) -> Episode:
-        episode = Episode(env_index=i)
+    def _make_episode(self, i: int) -> Any:
+        """Return a new, empty episode for sub-env ``i``."""
+        return Episode(env_index=i)
+
+    async def _new_episode(self, i: int) -> Any:
+        episode = self._make_episode(i)
         publisher = self._publisher
         if publisher.wants(EpisodeCreated):
             await publisher.publish(
@@ -49,22 +53,24 @@ class EpisodeLifecycle:
             )
         return episode
 
-    async def _episode_started(self, episode: Episode) -> None:
+    async def _episode_started(self, episode: Any, fields: dict[str, Any] | None = None) -> None:
+        """Publish ``on_episode_start``; ``fields`` are the reset's (a single-agent
+        episode's first observation and info by default)."""
         publisher = self._publisher
         if publisher.wants(EpisodeStart):
+            if fields is None:
+                fields = {"observation": episode.observations[0], "info": episode.infos[0]}
             await publisher.publish(
                 EpisodeStart,
                 self._episode_args(episode),
                 episode_id=episode.id_,
                 env_index=episode.env_index,
-                observation=episode.observations[0],
-                info=episode.infos[0],
+                **fields,
             )
 
-    async def _episode_ended(
-        self, episode: Episode, action: Any, reward: float, info: dict[str, Any]
-    ) -> None:
-        """Publish the final step (already in ``episode``), then the episode's end.
+    async def _episode_ended(self, episode: Any, step: dict[str, Any]) -> None:
+        """Publish the final step (already in ``episode``; ``step`` holds its event fields),
+        then the episode's end.
 
         As in RLlib, the step that ends an episode fires ``on_episode_step`` like any other
         (with the episode already terminated or truncated), and ``on_episode_end`` after it.
@@ -78,10 +84,7 @@ class EpisodeLifecycle:
                 args,
                 episode_id=episode.id_,
                 env_index=i,
-                action=action,
-                reward=reward,
-                observation=episode.observations[-1],
-                info=info,
+                **step,
                 **ended,
             )
         if publisher.wants(EpisodeEnd):

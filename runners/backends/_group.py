@@ -14,8 +14,8 @@ import anyio
 from hookbus.events import EnvRunnersRecreated
 from hookbus.kernel import Bus, Control, Episode, Publisher
 
-from .._env_runner import EnvRunner
 from .._loop import LoopThread, run_sync
+from .._multi_agent_env_runner import env_runner_class
 from . import load_backend
 from ._base import EnvRunnerHandle
 from ._faults import collect, is_runner_failure, within
@@ -58,7 +58,9 @@ class EnvRunnerGroup:
         loop: LoopThread | None = None,
     ) -> None:
         self.config = config
-        self.local_env_runner = EnvRunner(config, bus=bus, module=module, worker_index=0)
+        self.local_env_runner = env_runner_class(config)(
+            config, bus=bus, module=module, worker_index=0
+        )
         """The local EnvRunner (it samples when there are no remote runners)."""
         self._local = InlineEnvRunner.wrapping(self.local_env_runner)
         make = load_backend(config.backend)

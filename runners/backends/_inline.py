@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from hookbus.kernel import Bus, Episode
 
 from .._env_runner import EnvRunner, SampleSummary
+from .._multi_agent_env_runner import env_runner_class
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
@@ -33,7 +34,9 @@ class InlineEnvRunner:
     def __init__(
         self, config: AlgorithmConfig[Any], *, bus: Bus, worker_index: int, module: Any = None
     ) -> None:
-        self.env_runner = EnvRunner(config, bus=bus, module=module, worker_index=worker_index)
+        self.env_runner = env_runner_class(config)(
+            config, bus=bus, module=module, worker_index=worker_index
+        )
         self.worker_index = worker_index
 
     @classmethod
@@ -67,7 +70,7 @@ class InlineEnvRunner:
         """Publish ``on_environment_created``; after ``kill()``, first make the runner anew."""
         if self._killed:
             old = self.env_runner
-            self.env_runner = EnvRunner(
+            self.env_runner = env_runner_class(old.config)(
                 old.config, bus=old.bus, module=old.module, worker_index=self.worker_index
             )
             self._killed = False

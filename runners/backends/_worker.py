@@ -24,6 +24,7 @@ import anyio
 from hookbus.events import Event
 
 from .._env_runner import EnvRunner
+from .._multi_agent_env_runner import env_runner_class
 from ._services import PipeServices
 from ._wire import (
     Call,
@@ -99,7 +100,9 @@ class Worker:
         bus = config.make_bus(observers=False)
         if self._services is not None:
             bus.services.connect(lookup=self._services)
-        self.runner = EnvRunner(config, bus=bus, module=module, worker_index=request.worker_index)
+        self.runner = env_runner_class(config)(
+            config, bus=bus, module=module, worker_index=request.worker_index
+        )
         return Done()
 
     def setup(self, request: Setup) -> Done:
