@@ -147,13 +147,7 @@ def test_modules_start_with_different_weights(learner: MultiAgentLearner) -> Non
 
 
 def test_ppo_builds_a_learner_per_module_whose_tiny_batches_train() -> None:
-    config = (
-        PPOConfig()
-        .environment("CartPole-v1")
-        .training(train_batch_size=200, minibatch_size=128, num_epochs=2)
-        .multi_agent(policies=["p0", "p1"], policies_to_train=["p0"], policy_mapping_fn=p_of)
-        .debugging(seed=5)
-    )
+    config = two_agent_ppo().training(minibatch_size=128, num_epochs=2).debugging(seed=5)
     with config.build() as algo:
         learner = algo.build_multi_agent_learner(spaces())
     assert isinstance(learner, MultiAgentLearner)
@@ -161,9 +155,9 @@ def test_ppo_builds_a_learner_per_module_whose_tiny_batches_train() -> None:
     assert learner.learners["p0"].num_epochs == 2
     episode = random_episodes(1, max_steps=5)[0]  # 5 rows per module, far below 128
     stats = learner.update([episode])
-    assert list(stats) == ["p0"]  # policies_to_train
-    assert stats["p0"]["num_module_steps_trained"] == 2 * len(episode.agent_episodes[0])
-    assert learner.learners["p0"].minibatch_size == 128
+    assert list(stats) == ["p1"]  # policies_to_train
+    assert stats["p1"]["num_module_steps_trained"] == 2 * len(episode.agent_episodes[1])
+    assert learner.learners["p1"].minibatch_size == 128
 
 
 def test_dqn_has_no_multi_agent_learner_yet() -> None:
@@ -280,32 +274,57 @@ def test_checkpoint_saves_and_restores_the_nested_state(
             algo.restore_from_path(tmp_path / "p0_only")
 
 
-def trained_per_config(config: Any, observation_space: Any, action_space: Any) -> Any:
-    """A learner_class: ``ma_learner`` whose modules to train are ``policies_to_train``."""
-    both = (observation_space, action_space)
-    return MultiAgentLearner(
-        {"p0": both, "p1": both},
-        make_ppo,
-        trains=lambda module_id, batch: module_id in config.policies_to_train,
-    )
-
-
-def test_training_step_updates_each_module_between_its_own_hooks(
-    small_ppo: PPOConfig, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_training_step_updates_each_trained_module_between_its_own_hooks() -> None:
     hooks = ModuleIds()
-    config = small_ppo.training(learner_class=trained_per_config).callbacks(hooks)
-    config.multi_agent(policies=["p0", "p1"], policy_mapping_fn=p_of, policies_to_train=["p1"])
-    with config.build() as algo:
-        episodes = random_episodes(2)
-
-        async def sample(num_timesteps: int) -> list[Any]:
-            return episodes  # what the multi-agent EnvRunner will hand out
-
-        monkeypatch.setattr(algo.env_runner_group, "sample", sample)
+    with two_agent_ppo().callbacks(hooks).build() as algo:
         result = algo.train()
     p1 = algo.learner.learners["p1"]
     assert hooks.seen == [("p1", p1, p1.module)]  # p0 is not trained
     assert list(result["learners"]) == ["p1"]
     assert np.isfinite(result["learners"]["p1"]["policy_loss"])
-    assert result["num_env_steps_sampled_lifetime"] == sum(map(len, episodes))
+
+
+# --- end to end, with the multi-agent EnvRunner -----------------------------------------------
+
+
+def two_agent_ppo(backend: str = "inline", num_env_runners: int = 0) -> PPOConfig:
+    """PPO on MultiAgentCartPole, a policy per agent, tiny iterations; p1 only trains."""
+    config = (
+        PPOConfig()
+        .environment(MultiAgentCartPole, env_config={"num_agents": 2})
+        .env_runners(backend=backend, num_env_runners=num_env_runners)
+        .training(train_batch_size=200, minibatch_size=64, num_epochs=1)
+        .multi_agent(policies={"p1", "p0"}, policy_mapping_fn=p_of, policies_to_train=["p1"])
+        .debugging(seed=0)
+    )
+    assert isinstance(config, PPOConfig)
+    return config
+
+
+PROCESS_XFAIL = pytest.mark.xfail(
+    reason="the process backend's wire (backends/_wire.py) packs single-agent episodes only",
+    raises=AttributeError,
+)
+
+
+@pytest.mark.parametrize(
+    ("backend", "num_env_runners"),
+    [("inline", 0), pytest.param("process", 1, marks=PROCESS_XFAIL)],
+)
+def test_ppo_trains_each_policy_and_checkpoints_them(
+    backend: str, num_env_runners: int, tmp_path: Path
+) -> None:
+    with two_agent_ppo(backend, num_env_runners).build() as algo:
+        learner = algo.learner
+        assert isinstance(learner, MultiAgentLearner)
+        assert list(learner.learners) == ["p0", "p1"]  # a set of policies: sorted
+        frozen = weights(learner.module["p0"])
+        result = algo.train()
+        assert list(result["learners"]) == ["p1"]
+        assert all(np.array_equal(v, frozen[k]) for k, v in weights(learner.module["p0"]).items())
+        saved = learner.get_state()
+        algo.save_to_path(tmp_path)
+        algo.train()
+        algo.restore_from_path(tmp_path)
+        now = learner.get_state()["p1"]["module"]
+        assert all(np.array_equal(v, now[k]) for k, v in saved["p1"]["module"].items())
