@@ -178,13 +178,22 @@ class Algorithm(SyncFacade):
 
     # --- acting -----------------------------------------------------------------------------
 
-    def compute_single_action(self, observation: Any, *, explore: bool | None = None) -> Any:
+    def compute_single_action(
+        self, observation: Any, *, explore: bool | None = None, policy_id: str | None = None
+    ) -> Any:
         """Return the action for one observation (``explore`` defaults to the config's).
 
         Uses the local runner's exploration, so schedules such as epsilon-greedy apply.
+        Multi-agent: ``policy_id`` names the policy that acts (needed with several).
         """
         self._require("ready", "compute_single_action")
-        return self.env_runner.compute_single_action(observation, explore=explore)
+        if policy_id is None:
+            return self.env_runner.compute_single_action(observation, explore=explore)
+        if not getattr(self.env_runner, "is_multi_agent", False):
+            raise ConfigError(f"policy_id={policy_id!r} needs a multi-agent config")
+        return self.env_runner.compute_single_action(
+            observation, explore=explore, policy_id=policy_id
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 
