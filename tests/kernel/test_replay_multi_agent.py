@@ -6,11 +6,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
 from hookbus.events import EpisodeStart, EpisodeStep
-from hookbus.kernel import Callback, Episode, MultiAgentEpisode, Recorder, replay
+from hookbus.kernel import (
+    Callback,
+    Episode,
+    LifecycleError,
+    MultiAgentEpisode,
+    Recorder,
+    replay,
+)
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from multi_agent_helpers import (
@@ -142,3 +150,17 @@ async def test_single_agent_events_still_give_episodes() -> None:
     (episode,) = keep.ended
     assert type(episode) is Episode
     assert (len(episode), episode.get_return(), episode.is_terminated) == (1, 2.0, True)
+
+
+async def test_a_step_that_does_not_fit_its_episode_is_named() -> None:
+    run = turn_based_run()
+    events = list(run.events)
+    at = [i for i, e in enumerate(events) if isinstance(e, EpisodeStep)][2]  # "a" acts
+    step = events[at]
+    assert isinstance(step, EpisodeStep)
+    assert step.agents is not None
+    acting = [msgspec.structs.replace(a, action=0) if a.agent_id == "b" else a for a in step.agents]
+    events[at] = msgspec.structs.replace(step, agents=acting)
+    with pytest.raises(LifecycleError, match=r"agent 'b' acted .* without an observation") as info:
+        await replay(events, Keep())
+    assert info.value.event is events[at]
