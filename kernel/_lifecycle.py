@@ -31,6 +31,8 @@ from hookbus.events import (
 
 from ._errors import LifecycleError
 from ._hooks import hook_name
+from ._lifecycle_agents import agents_refused
+from ._multi_agent_episode import MultiAgentEpisode
 
 __all__ = ("LifecycleSummary", "check_lifecycle")
 
@@ -69,6 +71,10 @@ class _Episode:
     index: int
     steps: int = 0
     final_step: EpisodeStep | None = None  # the step that said terminated or truncated
+    # A multi-agent episode, rebuilt from its events' agents to check them (from its start
+    # to its end, or to its first inconsistent step); None for single-agent episodes.
+    multi: MultiAgentEpisode | None = None
+    agents: bool = False  # whether its on_episode_start had agents
 
 
 @dataclass
@@ -123,11 +129,15 @@ class _Checker:
         episode = self.episode(source, event)
         if episode is None:
             self.flag(event, "on_episode_start before on_episode_created", EpisodeCreated)
-            source.episodes[event.episode_id] = _Episode(_STARTED, event, self.index)
+            episode = source.episodes[event.episode_id] = _Episode(_STARTED, event, self.index)
         elif episode.stage != _CREATED:
             self.flag(event, "on_episode_start twice, or after on_episode_end")
-        else:
-            episode.stage = _STARTED
+            return
+        episode.stage = _STARTED
+        if event.agents is not None:
+            episode.agents = True
+            episode.multi = MultiAgentEpisode(event.env_index, event.episode_id)
+            self.check_agents(episode, event)
 
     def stepped(self, source: _Source, event: EpisodeStep) -> None:
         source.steps_since_sample += 1
@@ -142,6 +152,25 @@ class _Checker:
             episode.steps += 1
             if event.terminated or event.truncated:
                 episode.final_step = event
+            if episode.multi is not None:
+                self.multi_agent_step(episode, event)
+            elif event.agents is not None and episode.stage == _STARTED and not episode.agents:
+                rule = "on_episode_step with agents in an episode started without them"
+                self.flag(event, rule, EpisodeStart)
+
+    def multi_agent_step(self, episode: _Episode, event: EpisodeStep) -> None:
+        if event.agents is None:
+            self.flag(event, "on_episode_step without agents in a multi-agent episode")
+            episode.multi = None
+        else:
+            self.check_agents(episode, event)
+
+    def check_agents(self, episode: _Episode, event: EpisodeStart | EpisodeStep) -> None:
+        assert episode.multi is not None  # the callers tested it
+        rule = agents_refused(episode.multi, event)
+        if rule is not None:
+            self.flag(event, rule)
+            episode.multi = None  # checked up to here; its later steps are not
 
     def ended(self, source: _Source, event: EpisodeEnd) -> None:
         episode = self.episode(source, event)
@@ -152,6 +181,7 @@ class _Checker:
             self.flag(event, "on_episode_end twice")
             return
         episode.stage = _ENDED
+        episode.multi = None  # its steps are checked; the memory goes
         last = episode.final_step
         if last is None:
             rule = "on_episode_end without a final on_episode_step (terminated or truncated)"

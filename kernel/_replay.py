@@ -27,9 +27,13 @@ from ._bus import Bus, HookbusWarning
 from ._episode import Episode
 from ._errors import ConfigError
 from ._hooks import LIVE_ARGS, hook_name
+from ._multi_agent_episode import MultiAgentEpisode
 from ._read import read_recording
+from ._replay_agents import multi_agent_from, replay_reset, replay_step
 
 __all__ = ("MAX_OPEN_EPISODES", "replay")
+
+AnyEpisode = Episode | MultiAgentEpisode
 
 MAX_OPEN_EPISODES = 10_000
 """How many unfinished episodes replay keeps by default (``max_open_episodes``)."""
@@ -53,7 +57,9 @@ async def replay(
     builds one (a class, an instance or a list; ``on_error=``; per-hook callables). They get
     the live arguments replay can rebuild: episodes (from the recorded EpisodeCreated, Start,
     Step and End events: returns, lengths, observations, actions, rewards, infos and
-    temporary data work), ``metrics_logger`` (the given one, or a fresh one shared by all
+    temporary data work; a ``MultiAgentEpisode`` for events carrying ``agents``, though
+    ``on_episode_created`` still gets a single-agent placeholder, whose ``custom_data``
+    carries over), ``metrics_logger`` (the given one, or a fresh one shared by all
     events), ``samples``, ``result`` and ``evaluation_metrics``; the others (env, env_runner,
     algorithm, rl_module, ...) are None. ``hooks`` and ``sources`` keep only those events,
     though episodes are still rebuilt from every recorded step.
@@ -99,10 +105,10 @@ class _Episodes:
     def __init__(self, max_open: int) -> None:
         # Unfinished episodes, least recently active first: a recording without episode
         # ends (hooks=["on_episode_start"]) would otherwise grow this without bound.
-        self.live: OrderedDict[str, Episode] = OrderedDict()
+        self.live: OrderedDict[str, AnyEpisode] = OrderedDict()
         self.max_open = max_open
         self.dropped = 0
-        self.finished: OrderedDict[str, Episode] = OrderedDict()
+        self.finished: OrderedDict[str, AnyEpisode] = OrderedDict()
 
     def live_arguments(self, event: BaseEvent, logger: MetricsLogger) -> dict[str, Any]:
         """Update the episodes with ``event``; return the live arguments it is published with."""
@@ -126,11 +132,11 @@ class _Episodes:
             return {"metrics_logger": logger}
         return {"metrics_logger": logger} if "metrics_logger" in LIVE_ARGS[event.hook] else {}
 
-    def _sampled(self, episode_id: str) -> Episode | None:
+    def _sampled(self, episode_id: str) -> AnyEpisode | None:
         episode = self.finished.pop(episode_id, None)
         return episode if episode is not None else self.live.get(episode_id)
 
-    def _episode_for(self, event: Any) -> Episode:
+    def _episode_for(self, event: Any) -> AnyEpisode:
         episode = self.live.get(event.episode_id)
         if episode is None:
             episode = Episode(env_index=event.env_index, id_=event.episode_id)
@@ -139,17 +145,27 @@ class _Episodes:
                 self._drop_least_recent()
         else:
             self.live.move_to_end(event.episode_id)  # O(1): keeps the LRU order
+        # An episode is a MultiAgentEpisode exactly when its start or steps carry agents, so
+        # on the single-agent branches ``episode`` is an Episode (mypy cannot know that).
         if isinstance(event, EpisodeStart):
-            episode.add_reset(event.observation, event.info)
+            if event.agents is None:
+                episode.add_reset(event.observation, event.info)  # type: ignore[union-attr]
+            else:
+                episode = self._multi_agent(episode, event)
+                replay_reset(episode, event)
         elif isinstance(event, EpisodeStep):  # every step, the last one too (format 2)
-            episode.add_step(
-                event.observation,
-                event.action,
-                event.reward,
-                event.terminated,
-                event.truncated,
-                event.info,
-            )
+            if event.agents is None:
+                episode.add_step(  # type: ignore[union-attr]
+                    event.observation,
+                    event.action,
+                    event.reward,
+                    event.terminated,
+                    event.truncated,
+                    event.info,
+                )
+            else:
+                episode = self._multi_agent(episode, event)
+                replay_step(episode, event)
         elif isinstance(event, EpisodeEnd):  # no step of its own: it follows the last one
             # Set again from the end, for recordings made without on_episode_step.
             episode.is_terminated, episode.is_truncated = event.terminated, event.truncated
@@ -157,6 +173,14 @@ class _Episodes:
             if len(self.finished) > self.MAX_FINISHED:
                 self.finished.popitem(last=False)
         return episode
+
+    def _multi_agent(
+        self, episode: AnyEpisode, event: EpisodeStart | EpisodeStep
+    ) -> MultiAgentEpisode:
+        multi = multi_agent_from(episode, event)
+        if multi is not episode:
+            self.live[event.episode_id] = multi  # the placeholder's place in the LRU order
+        return multi
 
     def _drop_least_recent(self) -> None:
         episode_id, _ = self.live.popitem(last=False)

@@ -15,6 +15,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from msgspec import UNSET
+
 from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import (
     HookbusError,
@@ -222,7 +224,10 @@ class _Summary:
         elif isinstance(event, EpisodeStep):  # every step, the one that ends it included
             tally = self.open.setdefault(event.episode_id, [0, 0.0])
             tally[0] += 1
-            tally[1] += event.reward
+            if event.agents is None:
+                tally[1] += event.reward
+            else:  # a multi-agent step: its agents' rewards
+                tally[1] += sum(a.reward for a in event.agents if a.reward is not UNSET)
         elif isinstance(event, EpisodeEnd):
             tally = self.open.pop(event.episode_id, [0, 0.0])
             ending = "terminated" if event.terminated else "truncated"

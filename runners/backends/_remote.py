@@ -115,7 +115,10 @@ class RemoteEnvRunner:
             exact=exact,
         )
         reply = await self._request(request, Sampled)
-        return [episode_from_wire(e) for e in reply.episodes]
+        # Multi-agent chunks come back as MultiAgentEpisodes: Any until EnvRunnerHandle's
+        # sample() (and EnvRunner's) are typed to return either kind.
+        episodes: list[Any] = [episode_from_wire(e) for e in reply.episodes]
+        return episodes
 
     async def sample_and_get_metrics(
         self,

@@ -13,12 +13,16 @@ import traceback
 from typing import Any, BinaryIO, ClassVar, Literal
 
 import msgspec
-import numpy as np
 
 from hookbus.events import Event, HookbusError, codec
-from hookbus.kernel import Episode
 
 from .._env import is_env_failure, mark_env_failure
+from ._wire_episodes import (
+    WireEpisode as WireEpisode,
+    WireMultiAgentEpisode as WireMultiAgentEpisode,
+    episode_from_wire as episode_from_wire,
+    episode_to_wire as episode_to_wire,
+)
 
 __all__ = (
     "Call",
@@ -40,6 +44,7 @@ __all__ = (
     "Summary",
     "WireEpisode",
     "WireError",
+    "WireMultiAgentEpisode",
     "decode_reply",
     "decode_request",
     "encode",
@@ -179,20 +184,6 @@ Request = (
 # --- replies (worker -> Algorithm) ------------------------------------------------------------
 
 
-class WireEpisode(msgspec.Struct, kw_only=True):
-    """An episode chunk as arrays (custom data and temporary data stay in the worker)."""
-
-    id: str
-    env_index: int
-    t_started: int
-    observations: Any
-    actions: Any
-    rewards: Any
-    infos: list[dict[str, Any]]
-    terminated: bool
-    truncated: bool
-
-
 class _ReplyBase(msgspec.Struct, tag_field="reply", kw_only=True):
     events: list[Event] = msgspec.field(default_factory=list)
     handler_errors: int = 0
@@ -208,7 +199,7 @@ class Done(_ReplyBase, tag="done"):
 class Sampled(_ReplyBase, tag="sampled"):
     """The episode chunks of a ``Sample``."""
 
-    episodes: list[WireEpisode]
+    episodes: list[WireEpisode | WireMultiAgentEpisode]
 
 
 class Summary(_ReplyBase, tag="summary"):
@@ -281,36 +272,6 @@ def read_frame_sync(stream: BinaryIO) -> Request | None:
         raise EOFError("the pipe closed inside a frame")
     request: Request = _request_decoder.decode(body)
     return request
-
-
-def episode_to_wire(episode: Episode) -> WireEpisode:
-    """Pack an episode chunk into arrays."""
-    return WireEpisode(
-        id=episode.id_,
-        env_index=episode.env_index,
-        t_started=episode.t_started,
-        observations=np.asarray(episode.observations),
-        actions=np.asarray(episode.actions),
-        rewards=np.asarray(episode.rewards, dtype=np.float64),
-        infos=episode.infos,
-        terminated=episode.is_terminated,
-        truncated=episode.is_truncated,
-    )
-
-
-def episode_from_wire(data: WireEpisode) -> Episode:
-    """Unpack an episode chunk sent by ``episode_to_wire``."""
-    return Episode.from_steps(
-        env_index=data.env_index,
-        id_=data.id,
-        t_started=data.t_started,
-        observations=list(data.observations),
-        actions=list(data.actions),
-        rewards=data.rewards.tolist(),
-        infos=data.infos,
-        terminated=data.terminated,
-        truncated=data.truncated,
-    )
 
 
 def error_to_wire(exc: BaseException) -> WireError:
