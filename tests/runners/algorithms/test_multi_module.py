@@ -301,15 +301,9 @@ def two_agent_ppo(backend: str = "inline", num_env_runners: int = 0) -> PPOConfi
     return config
 
 
-PROCESS_XFAIL = pytest.mark.xfail(
-    reason="the process backend's wire (backends/_wire.py) packs single-agent episodes only",
-    raises=AttributeError,
-)
-
-
 @pytest.mark.parametrize(
     ("backend", "num_env_runners"),
-    [("inline", 0), pytest.param("process", 1, marks=PROCESS_XFAIL)],
+    [("inline", 0), ("process", 1)],
 )
 def test_ppo_trains_each_policy_and_checkpoints_them(
     backend: str, num_env_runners: int, tmp_path: Path

@@ -259,3 +259,24 @@ def test_the_seeds_examples_on_two_ray_runners(ray_ppo: PPOConfig) -> None:
     # the driver, once per iteration. Ended episodes hold at most the steps sampled so far.
     assert len(lengths) == 2
     assert 0 < lengths[0] <= results[0]["num_env_steps_sampled_lifetime"]
+
+
+def test_multi_agent_episodes_come_back_from_actors() -> None:
+    from hookbus.runners import MultiAgentCartPole
+
+    config = (
+        PPOConfig()
+        .environment(MultiAgentCartPole, env_config={"num_agents": 2})
+        .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=process_helpers.policy_of_agent)
+        .env_runners(num_env_runners=2, backend="ray", num_cpus_per_env_runner=0.5)
+        .training(train_batch_size=200, minibatch_size=50, num_epochs=1)
+        .callbacks(process_helpers.MultiAgentCounts)
+        .debugging(seed=0)
+    )
+    with config.build() as algo:
+        algo.train()
+        result = algo.train()
+    runners = result["env_runners"]
+    assert runners["hook_step"] == runners["num_env_steps_sampled"] >= 200
+    assert set(runners["agent_episode_returns_mean"]) == {"0", "1"}
+    assert set(result["learners"]) == {"p0", "p1"}
