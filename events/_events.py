@@ -173,6 +173,8 @@ class EpisodeCreated(BaseEvent, frozen=True, kw_only=True, tag="episode_created"
 
     episode_id: str = ""
     env_index: int = 0
+    multi_agent: bool = False
+    """Whether the episode is a ``MultiAgentEpisode`` (replay builds the same class)."""
 
 
 class EpisodeStart(BaseEvent, frozen=True, kw_only=True, tag="episode_start"):

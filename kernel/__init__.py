@@ -2,6 +2,12 @@
 
 from hookbus.events import HookbusError as HookbusError
 
+from ._agent_events import (
+    apply_reset as apply_reset,
+    apply_step as apply_step,
+    reset_agents as reset_agents,
+    step_agents as step_agents,
+)
 from ._bus import (
     Bus as Bus,
     BusStatistics as BusStatistics,
@@ -21,14 +27,7 @@ from ._errors import (
 from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
 from ._hooks import LIVE_ARGS as LIVE_ARGS
 from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
-from ._multi_agent_episode import (
-    ALL_AGENTS as ALL_AGENTS,
-    MultiAgentEpisode as MultiAgentEpisode,
-    apply_reset as apply_reset,
-    apply_step as apply_step,
-    reset_agents as reset_agents,
-    step_agents as step_agents,
-)
+from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher

@@ -13,7 +13,33 @@ __all__ = ("Episode", "SingleAgentEpisode")
 Indices = int | slice | Sequence[int] | None
 
 
-class Episode:
+class TemporaryData:
+    """Per-step scratch lists that callbacks keep on an episode (never sent to the learner)."""
+
+    __slots__ = ()
+    _temporary: dict[str, list[Any]]
+    id_: str
+
+    def add_temporary_timestep_data(self, key: str, value: Any) -> None:
+        """Append ``value`` to the per-step scratch list ``key`` (not sent to the learner)."""
+        data = self._temporary.get(key)
+        if data is None:
+            self._temporary[key] = [value]
+        else:
+            data.append(value)
+
+    def get_temporary_timestep_data(self, key: str) -> list[Any]:
+        """Return the values added under ``key``, in order."""
+        try:
+            return self._temporary[key]
+        except KeyError:
+            known = ", ".join(map(repr, self._temporary)) or "none"
+            raise KeyError(
+                f"no temporary timestep data {key!r} in episode {self.id_}; keys: {known}"
+            ) from None
+
+
+class Episode(TemporaryData):
     """Hold one episode's observations, actions, rewards and infos, step by step.
 
     ``observations`` has one more entry than ``actions``: the first comes from the reset. The
@@ -176,24 +202,6 @@ class Episode:
         for position, value in zip(positions, values, strict=True):
             self.rewards[position] = value
         self._return = float(sum(self.rewards))
-
-    def add_temporary_timestep_data(self, key: str, value: Any) -> None:
-        """Append ``value`` to the per-step scratch list ``key`` (not sent to the learner)."""
-        data = self._temporary.get(key)
-        if data is None:
-            self._temporary[key] = [value]
-        else:
-            data.append(value)
-
-    def get_temporary_timestep_data(self, key: str) -> list[Any]:
-        """Return the values added under ``key``, in order."""
-        try:
-            return self._temporary[key]
-        except KeyError:
-            known = ", ".join(map(repr, self._temporary)) or "none"
-            raise KeyError(
-                f"no temporary timestep data {key!r} in episode {self.id_}; keys: {known}"
-            ) from None
 
     def __repr__(self) -> str:
         state = (

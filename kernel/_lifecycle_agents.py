@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hookbus.events import EpisodeStart, EpisodeStep
 
-from ._multi_agent_episode import MultiAgentEpisode, apply_reset, apply_step
+from ._agent_events import apply_reset, apply_step
+from ._multi_agent_episode import MultiAgentEpisode
 
 __all__ = ("agents_refused",)
 

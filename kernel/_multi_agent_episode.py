@@ -7,20 +7,9 @@ import uuid
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from msgspec import UNSET
+from ._episode import Episode, Indices, TemporaryData
 
-from hookbus.events import AgentData
-
-from ._episode import Episode, Indices
-
-__all__ = (
-    "ALL_AGENTS",
-    "MultiAgentEpisode",
-    "apply_reset",
-    "apply_step",
-    "reset_agents",
-    "step_agents",
-)
+__all__ = ("ALL_AGENTS", "MultiAgentEpisode")
 
 ALL_AGENTS = "__all__"
 """The key of ``terminateds`` / ``truncateds`` that ends the whole episode (RLlib's)."""
@@ -28,7 +17,7 @@ ALL_AGENTS = "__all__"
 MappingFn = Callable[..., str]
 
 
-class MultiAgentEpisode:
+class MultiAgentEpisode(TemporaryData):
     """Hold one multi-agent episode: an ``Episode`` per agent, in ``agent_episodes``.
 
     Built from what a ``MultiAgentEnv`` returns: ``add_env_reset(observations, infos)``,
@@ -46,6 +35,8 @@ class MultiAgentEpisode:
     ``len(episode)`` counts env steps; ``get_return()`` sums the agents' returns.
     ``module_for(agent_id)`` is the module (policy) acting for an agent, decided by
     ``agent_to_module_mapping_fn(agent_id, episode)`` when the agent joins.
+    ``add_temporary_timestep_data`` keeps data per env step; per agent, call it on
+    ``episode.agent_episodes[agent_id]``.
     """
 
     __slots__ = (
@@ -284,27 +275,6 @@ class MultiAgentEpisode:
             return list(self.agent_episodes.items())
         return [(a, self.agent_episodes[a]) for a in agent_ids if a in self.agent_episodes]
 
-    def add_temporary_timestep_data(self, key: str, value: Any) -> None:
-        """Append ``value`` to the per-env-step scratch list ``key`` (not sent to the learner).
-
-        Per-agent data goes to ``episode.agent_episodes[agent_id]`` the same way.
-        """
-        data = self._temporary.get(key)
-        if data is None:
-            self._temporary[key] = [value]
-        else:
-            data.append(value)
-
-    def get_temporary_timestep_data(self, key: str) -> list[Any]:
-        """Return the values added under ``key``, in order."""
-        try:
-            return self._temporary[key]
-        except KeyError:
-            known = ", ".join(map(repr, self._temporary)) or "none"
-            raise KeyError(
-                f"no temporary timestep data {key!r} in episode {self.id_}; keys: {known}"
-            ) from None
-
     # --- chunks (what sample() hands out) -----------------------------------------------------
 
     def chunk(self, start: int) -> MultiAgentEpisode:
@@ -324,6 +294,37 @@ class MultiAgentEpisode:
             part.agent_episodes[agent_id] = episode.chunk(first)
             part._stamps[agent_id] = stamps[first:]
         return part
+
+    @classmethod
+    def from_chunks(
+        cls,
+        *,
+        id_: str,
+        env_index: int,
+        t_started: int,
+        env_steps: int,
+        agent_episodes: list[tuple[Episode, list[int]]],
+        agent_to_module: dict[Any, str],
+        terminated: bool = False,
+        truncated: bool = False,
+    ) -> MultiAgentEpisode:
+        """Rebuild a chunk from its parts (a worker process sent it).
+
+        ``agent_episodes`` pairs each agent's chunk (its ``agent_id`` set) with the env
+        steps that completed its transitions, as ``completed_at()`` gave them.
+        """
+        part = cls(env_index, id_, t_started)
+        part.is_terminated, part.is_truncated = terminated, truncated
+        part.agent_to_module = dict(agent_to_module)
+        part._env_t = env_steps
+        for agent, completed_at in agent_episodes:
+            part.agent_episodes[agent.agent_id] = agent
+            part._stamps[agent.agent_id] = list(completed_at)
+        return part
+
+    def completed_at(self, agent_id: Any) -> list[int]:
+        """Return the env steps (from 1 in this chunk) that completed the agent's transitions."""
+        return list(self._stamps[agent_id])
 
     def agent_steps(self) -> int:
         """Return the number of agent steps (transitions) over all agents."""
@@ -350,98 +351,3 @@ def _agent_done(
 def _info(infos: Mapping[Any, Any], agent_id: Any) -> dict[str, Any]:
     info = infos.get(agent_id)
     return dict(info) if isinstance(info, Mapping) else {}
-
-
-# --- to and from events (the runner publishes, replay rebuilds) ------------------------------
-
-
-def reset_agents(
-    episode: MultiAgentEpisode, observations: Mapping[Any, Any], infos: Mapping[Any, Any]
-) -> list[AgentData]:
-    """Describe a reset for ``EpisodeStart.agents``: each agent's observation and info."""
-    return [
-        AgentData(
-            agent_id=agent_id,
-            module_id=episode.module_for(agent_id),
-            observation=observation,
-            info=_info(infos, agent_id),
-        )
-        for agent_id, observation in observations.items()
-    ]
-
-
-def step_agents(
-    episode: MultiAgentEpisode,
-    observations: Mapping[Any, Any],
-    actions: Mapping[Any, Any],
-    rewards: Mapping[Any, float],
-    terminateds: Mapping[Any, bool],
-    truncateds: Mapping[Any, bool],
-    infos: Mapping[Any, Any],
-) -> list[AgentData]:
-    """Describe an env step for ``EpisodeStep.agents``: per agent, what each dict held.
-
-    Call it after ``episode.add_env_step`` (agents that joined at this step are mapped).
-    """
-    ids: dict[Any, None] = {}
-    for part in (observations, actions, rewards, terminateds, truncateds, infos):
-        ids.update(dict.fromkeys(part))
-    ids.pop(ALL_AGENTS, None)
-    ids.pop("__common__", None)
-    agents = []
-    for agent_id in ids:
-        fields: dict[str, Any] = {}
-        if agent_id in observations:
-            fields["observation"] = observations[agent_id]
-        if agent_id in actions:
-            fields["action"] = actions[agent_id]
-        if agent_id in rewards:
-            fields["reward"] = float(rewards[agent_id])
-        if agent_id in terminateds:
-            fields["terminated"] = bool(terminateds[agent_id])
-        if agent_id in truncateds:
-            fields["truncated"] = bool(truncateds[agent_id])
-        if agent_id in infos:
-            fields["info"] = _info(infos, agent_id)
-        module_id = episode.agent_to_module.get(agent_id, "")
-        agents.append(AgentData(agent_id=agent_id, module_id=module_id, **fields))
-    return agents
-
-
-def apply_reset(episode: MultiAgentEpisode, agents: list[AgentData]) -> None:
-    """Replay an ``EpisodeStart.agents`` into ``episode`` (the recorded modules kept)."""
-    _learn_modules(episode, agents)
-    episode.add_env_reset(
-        {a.agent_id: a.observation for a in agents},
-        {a.agent_id: a.info for a in agents if a.info is not UNSET},
-    )
-
-
-def apply_step(
-    episode: MultiAgentEpisode, agents: list[AgentData], terminated: bool, truncated: bool
-) -> None:
-    """Replay an ``EpisodeStep.agents`` into ``episode``: the dicts the env returned, rebuilt."""
-    _learn_modules(episode, agents)
-    terminateds: dict[Any, bool] = {ALL_AGENTS: terminated}
-    truncateds: dict[Any, bool] = {ALL_AGENTS: truncated}
-    observations, actions, rewards, infos = {}, {}, {}, {}
-    for a in agents:
-        if a.observation is not UNSET:
-            observations[a.agent_id] = a.observation
-        if a.action is not UNSET:
-            actions[a.agent_id] = a.action
-        if a.reward is not UNSET:
-            rewards[a.agent_id] = a.reward
-        if a.terminated is not UNSET:
-            terminateds[a.agent_id] = a.terminated
-        if a.truncated is not UNSET:
-            truncateds[a.agent_id] = a.truncated
-        if a.info is not UNSET:
-            infos[a.agent_id] = a.info
-    episode.add_env_step(observations, actions, rewards, terminateds, truncateds, infos)
-
-
-def _learn_modules(episode: MultiAgentEpisode, agents: list[AgentData]) -> None:
-    for a in agents:
-        if a.module_id and a.agent_id not in episode.agent_to_module:
-            episode.agent_to_module[a.agent_id] = a.module_id

@@ -139,7 +139,10 @@ class _Episodes:
     def _episode_for(self, event: Any) -> AnyEpisode:
         episode = self.live.get(event.episode_id)
         if episode is None:
-            episode = Episode(env_index=event.env_index, id_=event.episode_id)
+            if isinstance(event, EpisodeCreated) and event.multi_agent:
+                episode = MultiAgentEpisode(event.env_index, event.episode_id)
+            else:  # a placeholder in recordings older than the multi_agent flag
+                episode = Episode(env_index=event.env_index, id_=event.episode_id)
             self.live[event.episode_id] = episode
             if len(self.live) > self.max_open:
                 self._drop_least_recent()

@@ -10,9 +10,10 @@ from msgspec import UNSET
 
 from hookbus.events import AgentData, EpisodeStart, EpisodeStep
 
+from ._agent_events import apply_reset, apply_step
 from ._episode import Episode
 from ._errors import LifecycleError
-from ._multi_agent_episode import MultiAgentEpisode, apply_reset, apply_step
+from ._multi_agent_episode import MultiAgentEpisode
 
 __all__ = ("multi_agent_from", "replay_reset", "replay_step")
 
@@ -22,8 +23,9 @@ def multi_agent_from(
 ) -> MultiAgentEpisode:
     """Return the multi-agent episode for ``event``, turning a placeholder into one.
 
-    Replay makes an ``Episode`` at ``on_episode_created`` (the stream says nothing about
-    agents before the start); its ``custom_data`` carries over, the same dict.
+    Replay makes a ``MultiAgentEpisode`` at ``on_episode_created`` when the event says so
+    (``multi_agent``); for a stream without that flag it makes an ``Episode`` placeholder,
+    whose ``custom_data`` carries over here, the same dict.
     """
     if isinstance(episode, MultiAgentEpisode):
         return episode

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import anyio
-import numpy as np
 
 from hookbus.events import (
     AlgorithmInit,
     CheckpointLoaded,
-    LearnerUpdateEnd,
-    LearnerUpdateStart,
     TrainResult,
 )
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
@@ -26,10 +22,11 @@ from ._checkpoint import config_from_record, read_checkpoint, write_checkpoint
 from ._config import AlgorithmConfig
 from ._env import TaskSettableEnv
 from ._errors import AlgorithmStateError
-from ._evaluation import EVALUATION_KEY, Evaluation
+from ._evaluation import Evaluation
 from ._facade import SyncFacade
+from ._learning import LearnerHost
 from ._loop import LoopThread, in_event_loop
-from ._multi_agent import DEFAULT_MODULE_ID
+from ._results import apply_changes, assemble_result, callback_counts
 from ._state import load_state, saved_state
 from ._structure import check_structure
 from .backends._group import EnvRunnerGroup
@@ -40,7 +37,7 @@ CONTROL_KEY = "control"
 _NO_CONTROL = Control()
 
 
-class Algorithm(SyncFacade):
+class Algorithm(LearnerHost, SyncFacade):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -82,20 +79,6 @@ class Algorithm(SyncFacade):
 
     # --- what subclasses provide ------------------------------------------------------------
 
-    def build_learner(self, observation_space: Any, action_space: Any) -> Any:
-        """Return the learner: an object with ``module``, ``update(episodes) -> stats``,
-        ``get_state()`` and ``set_state()``. ``config.learner_class`` overrides it."""
-        raise NotImplementedError
-
-    def build_multi_agent_learner(self, spaces: Mapping[str, tuple[Any, Any]]) -> Any:
-        """Return the learner of one module per policy (``spaces``: module id to its
-        observation and action space), as ``MultiAgentLearner``. Algorithms that train
-        multi-agent override it."""
-        raise ConfigError(
-            f"{type(self).__name__} does not support multi-agent training yet; use PPO, or "
-            f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
-        )
-
     async def training_step(self) -> None:
         """Run one iteration: sample, update the learner, sync weights, log metrics.
 
@@ -103,63 +86,6 @@ class Algorithm(SyncFacade):
         ``env_runners`` and the learner's under ``learners``, as PPO and DQN do.
         """
         raise NotImplementedError
-
-    async def update_learner(
-        self,
-        batch: Any,
-        *,
-        batch_size: int,
-        update_index: int = 0,
-        update: Callable[[Any], dict[str, float]] | None = None,
-        module_id: str = DEFAULT_MODULE_ID,
-        learner: Any = None,
-    ) -> dict[str, float]:
-        """Run one learner update in a worker thread, between the learner hooks.
-
-        ``on_learner_update_start`` and ``on_learner_update_end`` run on the event loop,
-        before and after ``update(batch)`` (``learner.update`` by default) runs in a worker
-        thread, so a start handler's change to the learner (``learner.lr = x``) applies to
-        this update. Returns the update's stats. With neither hook subscribed this is just
-        the thread hop: no event, no copy of the batch or the stats.
-
-        In a multi-agent run, one call updates one module: ``module_id`` goes into the
-        events, and ``learner`` (that module's learner; ``self.learner`` by default) is
-        what handlers get as ``learner``, its ``module`` as ``module``.
-        """
-        learner = self.learner if learner is None else learner
-        run = learner.update if update is None else update
-        if not self._learner_hooks_wanted():
-            stats: dict[str, float] = await anyio.to_thread.run_sync(run, batch)
-            return stats
-        live = {"learner": learner, "module": learner.module, "batch": batch}
-        fields = {
-            "training_iteration": self.training_iteration + 1,  # the one in progress
-            "module_id": module_id,
-            "batch_size": batch_size,
-            "update_index": update_index,
-        }
-        await self._publisher.publish(LearnerUpdateStart, live, **fields)
-        stats = await anyio.to_thread.run_sync(run, batch)
-        # Plain floats, copied: the event is recorded, and handlers cannot edit the stats.
-        plain = {key: float(value) for key, value in stats.items()}
-        await self._publisher.publish(LearnerUpdateEnd, live, stats=plain, **fields)
-        return stats
-
-    def _learner_hooks_wanted(self) -> bool:
-        publisher = self._publisher
-        return publisher.wants(LearnerUpdateStart) or publisher.wants(LearnerUpdateEnd)
-
-    def learner_settings(self) -> dict[str, Any]:
-        """Return the learner settings every algorithm shares: ``lr``, ``gamma``,
-        ``model_hiddens`` and ``seed`` (a fresh random one when the config sets none)."""
-        c = self.config
-        seed = c.seed if c.seed is not None else int(np.random.default_rng().integers(2**31))
-        return {
-            "lr": c.lr,
-            "gamma": c.gamma,
-            "model_hiddens": tuple(c.model["fcnet_hiddens"]),
-            "seed": seed,
-        }
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return algorithm-specific state for checkpoints (plain data, numpy array copies)."""
@@ -222,22 +148,6 @@ class Algorithm(SyncFacade):
         if config.evaluation_interval or config.evaluation_num_env_runners:
             await self._start_evaluation()
 
-    def _make_learner(self, runner: Any) -> Any:
-        """Build the learner for the local runner's spaces: one module, or one per policy.
-
-        ``config.learner_class`` gets ``(config, observation_space, action_space)``, or with
-        multi-agent ``(config, spaces)`` (module id to its two spaces).
-        """
-        learner_class = self.config.learner_class
-        if getattr(runner, "is_multi_agent", False):
-            if learner_class is not None:
-                return learner_class(self.config, runner.spaces)
-            return self.build_multi_agent_learner(runner.spaces)
-        obs_space, act_space = runner.env.single_observation_space, runner.env.single_action_space
-        if learner_class is not None:
-            return learner_class(self.config, obs_space, act_space)
-        return self.build_learner(obs_space, act_space)
-
     async def _start_evaluation(self) -> Evaluation:
         # Kept before setup: if setup fails halfway, astop() still ends what did start.
         self._evaluation = evaluation = Evaluation(self, self._publisher, loop=self._loop)
@@ -264,7 +174,7 @@ class Algorithm(SyncFacade):
             await evaluation.evaluate()
         self.training_iteration += 1
         try:
-            result = self._result()
+            result = assemble_result(self)
             # Requests made before on_train_result are in the result its handlers (the
             # run-directory writers among them) see; theirs are added once they have run.
             before = self._take_control()
@@ -280,8 +190,8 @@ class Algorithm(SyncFacade):
                 # Metrics that on_train_result handlers logged belong to this iteration's
                 # result; what they wrote into `result` directly stays as they wrote it. So do
                 # their errors under on_error="log".
-                _apply_changes(result, logged, results(self.metrics))
-                result["callbacks"] = self._callback_counts()
+                apply_changes(result, logged, results(self.metrics))
+                result["callbacks"] = callback_counts(self)
                 control = Control.combine(before, self._take_control())
                 result[CONTROL_KEY] = (control or _NO_CONTROL).to_result()
             await self._apply_env_task_fn(result)
@@ -433,28 +343,6 @@ class Algorithm(SyncFacade):
             hint = " (use `async with config.build() as algo`)" if self._state == "built" else ""
             raise AlgorithmStateError(f"cannot {action}: the Algorithm is {self._state}{hint}")
 
-    def _result(self) -> dict[str, Any]:
-        result = results(self.metrics)
-        evaluation = self._evaluation
-        if evaluation is not None and evaluation.last is not None:
-            # The latest round's metrics, as its on_evaluate_end handlers left them; every
-            # later result carries them too (RLlib's always_attach_evaluation_results).
-            result[EVALUATION_KEY] = _copy_tree(evaluation.last)
-        result["training_iteration"] = self.training_iteration
-        group = self.env_runner_group
-        # RLlib's keys for the training runners' health (its result's "env_runner_group").
-        healthy, restarts = group.num_healthy_remote_workers(), group.num_remote_worker_restarts()
-        result["env_runner_group"] = {
-            "num_healthy_env_runners": healthy,
-            "num_remote_env_runner_restarts": restarts,
-        }
-        # The same counts where hookbus's own results keep runner figures.
-        runners = result.setdefault("env_runners", {})
-        runners["num_healthy_env_runners"] = healthy
-        runners["num_env_runner_restarts"] = restarts
-        result["callbacks"] = self._callback_counts()
-        return result
-
     def _take_control(self) -> Control | None:
         """Return every request handlers made since the last result (docs/control.md).
 
@@ -467,20 +355,6 @@ class Algorithm(SyncFacade):
             self._publisher.take_control(),
             *(group.take_control() for group in groups if group is not None),
         )
-
-    def _callback_counts(self) -> dict[str, int]:
-        """Return ``callbacks/errors`` and ``callbacks/quarantined`` (handlers removed so far)."""
-        quarantined = self.bus.statistics().quarantined
-        return {
-            "errors": self._handler_errors(),
-            "quarantined": sum(len(names) for names in quarantined.values()),
-        }
-
-    def _handler_errors(self) -> int:
-        """Count handler errors on this bus and on the remote runners' own buses."""
-        groups = [self._env_runner_group, self.eval_env_runner_group]
-        remote = sum(group.handler_errors() for group in groups if group is not None)
-        return self.bus.statistics().errors + remote
 
     async def _apply_env_task_fn(self, result: dict[str, Any]) -> None:
         fn = self.config.env_task_fn
@@ -499,18 +373,3 @@ class Algorithm(SyncFacade):
 def _set_task(fn: Any, result: dict[str, Any], env: Any, env_context: Any) -> None:
     if isinstance(env, TaskSettableEnv):
         env.set_task(fn(result, env, env_context))
-
-
-def _copy_tree(tree: dict[str, Any]) -> dict[str, Any]:
-    """Copy the nested dicts of ``tree`` (its leaves are shared)."""
-    return {k: _copy_tree(v) if isinstance(v, dict) else v for k, v in tree.items()}
-
-
-def _apply_changes(result: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
-    """Copy into ``result`` every value that changed from ``before`` to ``after``."""
-    for key, value in after.items():
-        old = before.get(key)
-        if isinstance(value, dict) and isinstance(old, dict) and isinstance(result.get(key), dict):
-            _apply_changes(result[key], old, value)
-        elif key not in before or old != value:
-            result[key] = value

@@ -12,7 +12,7 @@ from hookbus.events import (
     EpisodeStep,
     PostprocessTrajectory,
 )
-from hookbus.kernel import Episode, Publisher
+from hookbus.kernel import Episode, MultiAgentEpisode, Publisher
 
 from ._env import EnvContext, env_name
 
@@ -49,7 +49,11 @@ class EpisodeLifecycle:
         publisher = self._publisher
         if publisher.wants(EpisodeCreated):
             await publisher.publish(
-                EpisodeCreated, self._episode_args(episode), episode_id=episode.id_, env_index=i
+                EpisodeCreated,
+                self._episode_args(episode),
+                episode_id=episode.id_,
+                env_index=i,
+                multi_agent=isinstance(episode, MultiAgentEpisode),
             )
         return episode
 

@@ -18,10 +18,9 @@ from hookbus.events import (
     PostprocessTrajectory,
     SampleEnd,
 )
-from hookbus.kernel import Episode, MultiAgentEpisode
 
 # The runner's publishing helpers (issue 18's contract); not public names yet.
-from hookbus.kernel._multi_agent_episode import reset_agents, step_agents
+from hookbus.kernel import Episode, MultiAgentEpisode, reset_agents, step_agents
 from hookbus.runners import MultiAgentCartPole, MultiAgentEnv
 
 SOURCE = "env_runner:0"

@@ -118,17 +118,22 @@ def _multi_agent_to_wire(episode: MultiAgentEpisode) -> WireMultiAgentEpisode:
         truncated=episode.is_truncated,
         agent_to_module=list(episode.agent_to_module.items()),
         agent_episodes=[episode_to_wire(e) for e in agents.values()],
-        completed_at=[episode._stamps[agent_id] for agent_id in agents],
+        completed_at=[episode.completed_at(agent_id) for agent_id in agents],
     )
 
 
 def _multi_agent_from_wire(data: WireMultiAgentEpisode) -> MultiAgentEpisode:
-    episode = MultiAgentEpisode(data.env_index, data.id, data.t_started)
-    episode.is_terminated, episode.is_truncated = data.terminated, data.truncated
-    episode.agent_to_module = dict(data.agent_to_module)
-    episode._env_t = data.env_steps
-    for wire, completed_at in zip(data.agent_episodes, data.completed_at, strict=True):
-        agent = episode_from_wire(wire)
-        episode.agent_episodes[agent.agent_id] = agent
-        episode._stamps[agent.agent_id] = completed_at
-    return episode
+    agents = [
+        (episode_from_wire(wire), completed_at)
+        for wire, completed_at in zip(data.agent_episodes, data.completed_at, strict=True)
+    ]
+    return MultiAgentEpisode.from_chunks(
+        id_=data.id,
+        env_index=data.env_index,
+        t_started=data.t_started,
+        env_steps=data.env_steps,
+        agent_episodes=agents,
+        agent_to_module=dict(data.agent_to_module),
+        terminated=data.terminated,
+        truncated=data.truncated,
+    )

@@ -86,6 +86,10 @@ def test_evaluation_reports_per_agent_returns() -> None:
 class AgentReturns(Callback):
     """Deterministic per-agent metrics, for comparing a live run with its replay."""
 
+    def on_episode_created(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        assert isinstance(episode, MultiAgentEpisode)  # live, and rebuilt by replay
+        metrics_logger.log_value("created", 1, reduce="sum")
+
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
         assert isinstance(episode, MultiAgentEpisode)
         for agent_id, agent in episode.agent_episodes.items():
@@ -106,7 +110,8 @@ def test_replaying_a_live_multi_agent_recording_gives_the_same_metrics(
         algo.train()
         runner_metrics = algo.env_runner.metrics
         expected = {
-            key: runner_metrics.peek(key) for key in (("ret", "0"), ("ret", "1"), "env_steps")
+            key: runner_metrics.peek(key)
+            for key in (("ret", "0"), ("ret", "1"), "env_steps", "created")
         }
         expected["steps"] = runner_metrics.peek("steps")
     summary = check_lifecycle(read_recording(path))
