@@ -1,8 +1,9 @@
 """Sampling throughput on CartPole-v1 with 8 sub-envs, against raw gymnasium stepping.
 
 Throughput counts sub-env steps per second (vector steps x sub-envs) for every case, so the
-floor and hookbus do the same work. The last rows compare the backends in the same run: two
-remote runners, inline (tasks in one loop), worker processes and Ray actors (needs
+floor and hookbus do the same work; multi-agent rows count agent steps (each agent plays its
+own CartPole, so an agent step is a CartPole step). The last rows compare the backends in
+the same run: two remote runners, inline (tasks in one loop), worker processes and Ray actors (needs
 ``hookbus[ray]``; a local Ray is started). Run: ``python bench/sampling.py [--quick]``.
 """
 
@@ -19,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from hookbus.kernel import Callback, ConfigError
-from hookbus.runners import PPOConfig
+from hookbus.runners import MultiAgentCartPole, PPOConfig
 
 NUM_ENVS = 8
 
@@ -71,6 +72,35 @@ def hookbus_sampling(steps: int, *, callbacks: Any = None, random_actions: bool)
         # Count sub-env steps as the floor does: the transitions, plus the autoreset step
         # that each finished episode costs its sub-env.
         return (sum(map(len, chunks)) + episodes) / elapsed
+
+
+def policy_of(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
+    return f"p{agent_id}"
+
+
+def multi_agent_sampling(steps: int, *, random_actions: bool) -> float:
+    """Agent steps per second on 2-agent MultiAgentCartPole, a PPO policy per agent.
+
+    Each agent plays its own CartPole, so an agent step is one CartPole step: the rate
+    compares with the single-agent rows (the multi-agent runner steps sub-envs one by one).
+    """
+    config = (
+        PPOConfig()
+        .environment(MultiAgentCartPole, env_config={"num_agents": 2})
+        .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=policy_of)
+        .env_runners(num_envs_per_env_runner=NUM_ENVS)
+        .debugging(seed=0)
+    )
+    with config.build() as algo:
+        runner = algo.env_runner
+        anyio.run(functools.partial(runner.sample, num_timesteps=steps // 20))  # warm up
+        sample = functools.partial(
+            runner.sample, num_timesteps=steps // 2, random_actions=random_actions
+        )
+        start = time.perf_counter()
+        chunks = anyio.run(sample)
+        elapsed = time.perf_counter() - start
+        return sum(chunk.agent_steps() for chunk in chunks) / elapsed
 
 
 async def process_scaling(
@@ -144,6 +174,18 @@ def main(quick: bool) -> None:
     rows.append(("hookbus, random actions, Acrobot-style callback", styled))
     policy = best(lambda: hookbus_sampling(steps, random_actions=False), repeats)
     rows.append(("hookbus, PPO policy (numpy), no callbacks", policy))
+    rows.append(
+        (
+            "multi-agent (2 agents), random actions",
+            best(lambda: multi_agent_sampling(steps, random_actions=True), repeats),
+        )
+    )
+    rows.append(
+        (
+            "multi-agent (2 agents), 2 PPO policies",
+            best(lambda: multi_agent_sampling(steps, random_actions=False), repeats),
+        )
+    )
     width = max(len(name) for name, _ in rows)
     for name, rate in rows:
         print(f"{name:<{width}}  {rate:>10,.0f} steps/s  {rate / floor:5.2f}x floor")
