@@ -225,6 +225,9 @@ class EpisodeEnd(BaseEvent, frozen=True, kw_only=True, tag="episode_end"):
     env_index: int = 0
     terminated: bool = False
     truncated: bool = False
+    ended_early: bool = False
+    """An ``on_episode_step`` handler asked to end the episode (``Control.end_episode``):
+    it ends truncated after that step, whose own flags were still False."""
 
 
 class SampleEnd(BaseEvent, frozen=True, kw_only=True, tag="sample_end"):

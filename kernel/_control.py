@@ -18,11 +18,13 @@ from ._errors import ConfigError
 __all__ = ("CONTROL_HOOKS", "REQUESTS", "Control", "merge", "refuse")
 
 # The hooks whose handlers may return a Control. They all combine the same way (OR per
-# request, ``merge``). on_episode_step is not among them: ending an episode early would
-# need a per-sub-env reset in the sampling hot loop (docs/control.md says so).
-CONTROL_HOOKS = frozenset({"on_train_result", "on_evaluate_end", "on_sample_end", "on_episode_end"})
+# request, ``merge``). ``end_episode`` is acted on only from on_episode_step (the runner
+# truncates that episode); elsewhere it is reported like the other requests.
+CONTROL_HOOKS = frozenset(
+    {"on_train_result", "on_evaluate_end", "on_sample_end", "on_episode_end", "on_episode_step"}
+)
 
-REQUESTS = ("stop_training", "checkpoint", "evaluate")
+REQUESTS = ("stop_training", "checkpoint", "evaluate", "end_episode")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +32,10 @@ class Control:
     """Ask the training loop to stop, checkpoint or evaluate; return it from a handler.
 
     Return one from a handler of ``on_train_result``, ``on_evaluate_end``,
-    ``on_sample_end`` or ``on_episode_end`` (sync or async). ``bus.publish()`` returns the
+    ``on_sample_end``, ``on_episode_end`` or ``on_episode_step`` (sync or async).
+    ``end_episode`` from an ``on_episode_step`` handler ends that episode at once,
+    truncated: ``on_episode_end`` follows (its event says ``ended_early``) and the sub-env
+    starts a new episode. ``bus.publish()`` returns the
     chain's combined Control (None if no handler asked for anything): each request is
     OR-ed over the handlers, ``requested_by`` names, per request, the handlers that made
     it, and ``reason`` joins their reasons. ``algo.train()`` reports it as
@@ -40,6 +45,7 @@ class Control:
     stop_training: bool = False
     checkpoint: bool = False
     evaluate: bool = False
+    end_episode: bool = False
     reason: str | None = None
     requested_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     """Per request (``"stop_training"``, ...), the handlers that asked: filled by the bus."""
@@ -101,6 +107,7 @@ def merge(total: Control | None, control: Control, name: str) -> Control | None:
         stop_training="stop_training" in by,
         checkpoint="checkpoint" in by,
         evaluate="evaluate" in by,
+        end_episode="end_episode" in by,
         reason="; ".join(reasons) or None,
         requested_by=by,
     )

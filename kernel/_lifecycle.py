@@ -183,7 +183,11 @@ class _Checker:
         episode.stage = _ENDED
         episode.multi = None  # its steps are checked; the memory goes
         last = episode.final_step
-        if last is None:
+        if event.ended_early:  # a handler ended it: its last step was not final
+            if last is not None or not event.truncated or event.terminated:
+                rule = "on_episode_end ended_early must follow a non-final step, truncated"
+                self.flag(event, rule)
+        elif last is None:
             rule = "on_episode_end without a final on_episode_step (terminated or truncated)"
             self.flag(event, rule, EpisodeStep)
         elif (last.terminated, last.truncated) != (event.terminated, event.truncated):

@@ -159,6 +159,15 @@ class MultiAgentEpisode(TemporaryData):
             self.is_terminated, self.is_truncated = all_terminated, all_truncated
             self._to_act = {}
 
+    def truncate(self) -> None:
+        """End the episode now, truncated (``Control.end_episode``): every agent still in it
+        leaves truncated, a pending action closing with the agent's last observation."""
+        for agent_id, episode in self.agent_episodes.items():
+            if not episode.is_done:
+                self._leave(agent_id, False, True, {})
+        self._to_act = {}
+        self.is_terminated, self.is_truncated = False, True
+
     def _join(self, agent_id: Any, observation: Any, info: dict[str, Any]) -> None:
         if agent_id in self.agent_episodes:
             raise ValueError(f"agent {agent_id!r} joined episode {self.id_} twice")

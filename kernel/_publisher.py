@@ -109,6 +109,11 @@ class Publisher:
             self._requests = merge(self._requests, control, "")
         return control
 
+    def add_control(self, control: Control) -> None:
+        """Keep ``control`` for ``take_control()``: a chain's result the caller got by
+        calling its dispatcher directly (the sampling loop's step hook)."""
+        self._requests = merge(self._requests, control, "")
+
     def take_control(self) -> Control | None:
         """Return the Controls of every chain run since the last call, combined; forget them.
 

@@ -171,6 +171,8 @@ class _Episodes:
                 replay_step(episode, event)
         elif isinstance(event, EpisodeEnd):  # no step of its own: it follows the last one
             # Set again from the end, for recordings made without on_episode_step.
+            if event.ended_early and isinstance(episode, MultiAgentEpisode):
+                episode.truncate()  # as the runner did: its agents leave truncated
             episode.is_terminated, episode.is_truncated = event.terminated, event.truncated
             self.finished[event.episode_id] = self.live.pop(event.episode_id)
             if len(self.finished) > self.MAX_FINISHED:

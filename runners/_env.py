@@ -142,6 +142,11 @@ class _VectorEnv(gym.vector.SyncVectorEnv):
             mark_env_failure(exc, "reset()")
             raise
 
+    def reset_next_step(self, i: int) -> None:
+        """Have sub-env ``i`` reset at the next ``step()`` (its action then is ignored), as
+        after a terminated or truncated step: gymnasium's NEXT_STEP autoreset."""
+        self._autoreset_envs[i] = True
+
 
 class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
     """Recreate a sub-env that raised, as ``restart_failed_sub_environments=True`` asks.

@@ -246,23 +246,14 @@ class EnvRunner(EpisodeLifecycle):
                 action, reward = action_list[i], reward_list[i]
                 episode.add_step(rows[i], action, reward, terminated, truncated, info)
                 steps += 1
+                step: dict[str, Any] | None
                 if terminated or truncated:
                     # This last step's on_episode_step, then on_episode_end (RLlib's order).
-                    step = {
-                        "action": action,
-                        "reward": reward,
-                        "observation": rows[i],
-                        "info": info,
-                    }
-                    await self._episode_ended(episode, step)
-                    done.append(episode)
-                    if exact and started >= max_episodes:
-                        episodes[i] = None
-                    else:
-                        episodes[i] = await self._new_episode(i)
-                        resetting[i] = True
-                        started += 1
-                elif on_step.call is not None:
+                    step = {"action": action, "reward": reward, "observation": rows[i]}
+                    step["info"] = info
+                else:
+                    if on_step.call is None:
+                        continue
                     event = EpisodeStep(
                         source=self.source,
                         seq=next_seq(),
@@ -275,12 +266,33 @@ class EnvRunner(EpisodeLifecycle):
                     )
                     args = (episode, self, self.metrics, env, self.module, i)
                     if on_step.is_async:
-                        await on_step.call(event, *args)
+                        control = await on_step.call(event, *args)
                     else:
-                        on_step.call(event, *args)
+                        control = on_step.call(event, *args)
+                    if control is None or not self._ends_early(episode, control):
+                        continue
+                    step = None  # a handler ended the episode: its step is published
+                    env.reset_next_step(i)
+                await self._episode_ended(episode, step)
+                done.append(episode)
+                if exact and started >= max_episodes:
+                    episodes[i] = None
+                else:
+                    episodes[i] = await self._new_episode(i)
+                    resetting[i] = True
+                    started += 1
             self._obs = obs
             self._timestep = timestep_before + steps
         return steps
+
+    def _ends_early(self, episode: Any, control: Control) -> bool:
+        """Keep an ``on_episode_step`` chain's Control; with ``end_episode``, truncate the
+        episode now (and return True)."""
+        self._publisher.add_control(control)
+        if not control.end_episode:
+            return False
+        episode.is_truncated = True
+        return True
 
     def _actions(self, random_actions: bool) -> Any:
         if random_actions or self.module is None:

@@ -72,17 +72,18 @@ class EpisodeLifecycle:
                 **fields,
             )
 
-    async def _episode_ended(self, episode: Any, step: dict[str, Any]) -> None:
+    async def _episode_ended(self, episode: Any, step: dict[str, Any] | None) -> None:
         """Publish the final step (already in ``episode``; ``step`` holds its event fields),
         then the episode's end.
 
         As in RLlib, the step that ends an episode fires ``on_episode_step`` like any other
         (with the episode already terminated or truncated), and ``on_episode_end`` after it.
+        ``step`` None: a handler of the last (published) step ended the episode early.
         """
         publisher, i = self._publisher, episode.env_index
         args = self._episode_args(episode)
         ended = {"terminated": episode.is_terminated, "truncated": episode.is_truncated}
-        if publisher.wants(EpisodeStep):
+        if step is not None and publisher.wants(EpisodeStep):
             await publisher.publish(
                 EpisodeStep,
                 args,
@@ -92,7 +93,14 @@ class EpisodeLifecycle:
                 **ended,
             )
         if publisher.wants(EpisodeEnd):
-            await publisher.publish(EpisodeEnd, args, episode_id=episode.id_, env_index=i, **ended)
+            await publisher.publish(
+                EpisodeEnd,
+                args,
+                episode_id=episode.id_,
+                env_index=i,
+                ended_early=step is None,
+                **ended,
+            )
         if publisher.wants(PostprocessTrajectory):
             await publisher.publish(
                 PostprocessTrajectory, {"episode": episode}, episode_id=episode.id_, env_index=i

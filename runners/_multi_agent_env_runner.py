@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hookbus.events import EpisodeStart, EpisodeStep
-from hookbus.kernel import ConfigError, MultiAgentEpisode, reset_agents, step_agents
+from hookbus.kernel import ConfigError, Control, MultiAgentEpisode, reset_agents, step_agents
 
 from ._env import env_maker, env_name, mark_env_failure
 from ._env_runner import EnvRunner
@@ -149,7 +149,7 @@ class MultiAgentEnvRunner(EnvRunner):
         started = sum(episode is not None for episode in episodes)
         steps = 0
         timestep_before = self._timestep
-        wants_step = publisher.wants(EpisodeStep)
+        on_step, next_seq = self._on_step, publisher.next_seq
         while steps < max_steps and len(done) < max_episodes:
             actions = self._agent_actions(random_actions)
             for i in range(self.num_envs):
@@ -163,23 +163,31 @@ class MultiAgentEnvRunner(EnvRunner):
                 obs, rewards, terminateds, truncateds, infos = self.env.step(i, actions[i])
                 episode.add_env_step(obs, actions[i], rewards, terminateds, truncateds, infos)
                 steps += 1
-                fields = {}
-                if wants_step:
+                agents = None
+                if on_step.call is not None:  # someone listens to on_episode_step
                     agents = step_agents(
                         episode, obs, actions[i], rewards, terminateds, truncateds, infos
                     )
-                    fields["agents"] = agents
+                step: dict[str, Any] | None = {"agents": agents}
                 if not episode.is_done:
-                    if wants_step:
-                        await publisher.publish(
-                            EpisodeStep,
-                            self._episode_args(episode),
-                            episode_id=episode.id_,
-                            env_index=i,
-                            **fields,
-                        )
-                    continue
-                await self._episode_ended(episode, fields)
+                    if on_step.call is None:
+                        continue
+                    event = EpisodeStep(
+                        source=self.source,
+                        seq=next_seq(),
+                        episode_id=episode.id_,
+                        env_index=i,
+                        agents=agents,
+                    )
+                    args = (episode, self, self.metrics, self.env, self.module, i)
+                    if on_step.is_async:
+                        control = await on_step.call(event, *args)
+                    else:
+                        control = on_step.call(event, *args)
+                    if control is None or not self._ends_early(episode, control):
+                        continue
+                    step = None  # a handler ended it: its step is published
+                await self._episode_ended(episode, step)
                 done.append(episode)
                 if exact and (len(done) >= max_episodes or started >= max_episodes):
                     episodes[i] = None
@@ -188,6 +196,15 @@ class MultiAgentEnvRunner(EnvRunner):
                     started += 1
             self._timestep = timestep_before + steps
         return steps
+
+    def _ends_early(self, episode: Any, control: Control) -> bool:
+        """Keep an ``on_episode_step`` chain's Control; with ``end_episode``, truncate the
+        episode now (and return True)."""
+        self._publisher.add_control(control)
+        if not control.end_episode:
+            return False
+        episode.truncate()  # every agent still in it leaves truncated
+        return True
 
     def _agent_actions(self, random_actions: bool) -> list[dict[Any, Any]]:
         """Return each sub-env's action dict: one forward pass per module over its agents."""

@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from hookbus.events import EpisodeEnd, EpisodeStep, EvaluateEnd, SampleEnd, TrainResult
+from hookbus.events import (
+    EpisodeEnd,
+    EpisodeStart,
+    EpisodeStep,
+    EvaluateEnd,
+    SampleEnd,
+    TrainResult,
+)
 from hookbus.kernel import CONTROL_HOOKS, Bus, Callback, ConfigError, Control, Publisher
 
 pytestmark = pytest.mark.anyio
@@ -82,9 +89,9 @@ async def test_other_return_values_are_ignored() -> None:
     async def number(**kwargs: Any) -> int:
         return 3
 
-    with Bus(on_train_result=[lambda **kw: "text", number], on_episode_step=number) as bus:
+    with Bus(on_train_result=[lambda **kw: "text", number], on_episode_start=number) as bus:
         assert await bus.publish(RESULT) is None
-        assert await bus.publish(EpisodeStep(source="s", seq=0)) is None
+        assert await bus.publish(EpisodeStart(source="s", seq=0)) is None
 
 
 @pytest.mark.parametrize(
@@ -93,6 +100,7 @@ async def test_other_return_values_are_ignored() -> None:
         (EvaluateEnd(source="algorithm", seq=0), "on_evaluate_end"),
         (SampleEnd(source="env_runner:0", seq=0), "on_sample_end"),
         (EpisodeEnd(source="env_runner:0", seq=0, episode_id="e"), "on_episode_end"),
+        (EpisodeStep(source="env_runner:0", seq=0, episode_id="e"), "on_episode_step"),
     ],
 )
 async def test_every_control_hook_returns_the_combined_control(event: Any, hook: str) -> None:
@@ -104,25 +112,25 @@ async def test_every_control_hook_returns_the_combined_control(event: Any, hook:
 
 
 async def test_a_control_from_a_hook_that_does_not_take_one_is_a_config_error() -> None:
-    class Stepper(Callback):
-        def on_episode_step(self, **kwargs: Any) -> Control:
+    class Starter(Callback):
+        def on_episode_start(self, **kwargs: Any) -> Control:
             return Control(stop_training=True)
 
-    with Bus(Stepper) as bus:
-        with pytest.raises(ConfigError, match=r"Stepper.on_episode_step.*on_train_result") as info:
-            await bus.publish(EpisodeStep(source="s", seq=0))
+    with Bus(Starter) as bus:
+        with pytest.raises(ConfigError, match=r"Starter.on_episode_start.*on_train_result") as info:
+            await bus.publish(EpisodeStart(source="s", seq=0))
     assert "on_evaluate_end" in str(info.value)
     assert "hookbus: raised by handler" in "".join(info.value.__notes__)
 
 
 async def test_an_async_handlers_result_on_other_hooks_is_not_looked_at() -> None:
     # The price of looking would be paid on every async publish (bench/dispatch.py).
-    class AsyncStepper(Callback):
-        async def on_episode_step(self, **kwargs: Any) -> Control:
+    class AsyncStarter(Callback):
+        async def on_episode_start(self, **kwargs: Any) -> Control:
             return Control(stop_training=True)
 
-    with Bus(AsyncStepper) as bus:
-        assert await bus.publish(EpisodeStep(source="s", seq=0)) is None
+    with Bus(AsyncStarter) as bus:
+        assert await bus.publish(EpisodeStart(source="s", seq=0)) is None
         assert bus.statistics().errors == 0
 
 
@@ -133,9 +141,9 @@ async def test_a_refused_control_goes_through_the_error_policy(
     with caplog.at_level(logging.ERROR, logger="hookbus"):
         with Bus(
             on_error="log",
-            on_episode_step=[lambda **kw: Control(evaluate=True), lambda **kw: ran.append("x")],
+            on_episode_start=[lambda **kw: Control(evaluate=True), lambda **kw: ran.append("x")],
         ) as bus:
-            await bus.publish(EpisodeStep(source="s", seq=0))
+            await bus.publish(EpisodeStart(source="s", seq=0))
             assert bus.statistics().errors == 1
     assert ran == ["x"]
     assert "returned a Control" in caplog.text
@@ -172,6 +180,7 @@ def test_control_reports_as_plain_data() -> None:
         "stop_training": True,
         "checkpoint": False,
         "evaluate": False,
+        "end_episode": False,
         "reason": "done",
         "requested_by": {"stop_training": ["A.on_train_result"]},
     }

@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from hookbus.kernel import Callback
+from hookbus.kernel import Callback, Control
 from hookbus.runners import TaskSettableEnv
 
 
@@ -513,3 +513,18 @@ class MultiAgentCounts(Callback):
 
     def on_sample_end(self, *, metrics_logger: Any, **kwargs: Any) -> None:
         self._count("sample", metrics_logger)
+
+
+class EndsAtFive(Callback):
+    """End every episode after 5 env steps (``Control.end_episode``); check how it ends."""
+
+    def on_episode_step(self, *, episode: Any, **kwargs: Any) -> Any:
+        if len(episode) >= 5:
+            return Control(end_episode=True, reason="five steps are enough")
+        return None
+
+    def on_episode_end(self, *, event: Any, episode: Any, **kwargs: Any) -> None:
+        if event.ended_early:
+            assert len(episode) == 5
+            assert episode.is_truncated
+            assert not episode.is_terminated

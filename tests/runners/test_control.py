@@ -16,6 +16,7 @@ NOTHING = {
     "stop_training": False,
     "checkpoint": False,
     "evaluate": False,
+    "end_episode": False,
     "reason": "",
     "requested_by": {},
 }
@@ -51,6 +52,7 @@ def test_train_reports_what_on_train_result_handlers_asked_and_who(
         "stop_training": True,
         "checkpoint": False,
         "evaluate": False,
+        "end_episode": False,
         "reason": "enough",
         "requested_by": {"stop_training": ["StopAtSecond.on_train_result"]},
     }
