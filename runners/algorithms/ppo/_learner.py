@@ -1,4 +1,4 @@
-"""Learn with PPO in numpy: the module (policy + value nets), trajectories, GAE and the learner.
+"""Learn with PPO in numpy: the learner (the module is in ``_module``, the data in ``_batch``).
 
 Names and semantics follow RLlib's PPO (``rllib/algorithms/ppo``): the settings of
 ``PPOConfig.training()`` and the stat names of ``PPOTorchLearner``. Where this learner differs,
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from .._distributions import SpaceLike, make_distribution
-from .._nn import MLP, Adam, Array, Params, copy_into, hidden_sizes, input_size
+from .._distributions import SpaceLike
+from .._nn import Adam, Params
+from ._batch import TrainBatch, Trajectory, compute_gae, explained_variance
+from ._module import PPOModule
 
 __all__ = (
     "PPOLearner",
@@ -26,168 +26,6 @@ __all__ = (
     "compute_gae",
     "explained_variance",
 )
-
-# --- the module -----------------------------------------------------------------------------
-
-
-class PPOModule:
-    """Hold PPO's policy and value networks (separate, as RLlib's ``vf_share_layers=False``).
-
-    Observations are float arrays [B, *obs_shape]; Discrete actions are int64 [B], Box actions
-    floats [B, d]. Parameters are named ``pi.w0, pi.b0, ...`` and ``vf.w0, vf.b0, ...``.
-    """
-
-    def __init__(
-        self,
-        observation_space: SpaceLike,
-        action_space: SpaceLike,
-        *,
-        model_hiddens: Sequence[int] = (64, 64),
-        rng: np.random.Generator | int = 0,
-        dtype: type[np.floating[Any]] = np.float32,
-    ) -> None:
-        """Build both networks with orthogonal weights drawn from ``rng`` (or a seed).
-
-        ``dtype`` is the parameters' float type (see :mod:`._nn`: float32 is the fast one).
-        """
-        obs_dim = input_size(observation_space)
-        hiddens = hidden_sizes(model_hiddens)
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        self.obs_dim = obs_dim
-        self.dist = make_distribution(action_space)
-        self.dtype = np.dtype(dtype)
-        # A small last policy layer starts near-uniform; the value head starts at unit scale.
-        pi_sizes = [self.obs_dim, *hiddens, self.dist.n_inputs]
-        self.pi = MLP(pi_sizes, gen, prefix="pi.", output_gain=0.01, dtype=dtype)
-        self.vf = MLP([self.obs_dim, *hiddens, 1], gen, prefix="vf.", output_gain=1.0, dtype=dtype)
-        # One dict sharing the networks' arrays: the optimizer updates them in place.
-        self.params: Params = {**self.pi.params, **self.vf.params}
-
-    def _obs(self, obs: NDArray[Any]) -> Array:
-        x = np.asarray(obs, dtype=self.dtype)
-        return x if x.ndim == 2 else x.reshape(len(x), self.obs_dim)
-
-    def forward_exploration(self, obs: NDArray[Any], rng: np.random.Generator) -> NDArray[Any]:
-        """Return actions [B] sampled from the policy for observations [B, obs_dim]."""
-        return self.dist.sample(self.pi(self._obs(obs)), rng)
-
-    def forward_inference(self, obs: NDArray[Any]) -> NDArray[Any]:
-        """Return the greedy actions (argmax logits, or the Gaussian mean) for ``obs``."""
-        return self.dist.greedy(self.pi(self._obs(obs)))
-
-    def action_dist_inputs(self, obs: NDArray[Any]) -> Array:
-        """Return the policy head's output (logits, or mean and log-std) for ``obs``."""
-        return self.pi(self._obs(obs))
-
-    def action_logp(self, obs: NDArray[Any], actions: NDArray[Any]) -> Array:
-        """Return log pi(actions | obs) [B]."""
-        return self.dist.logp(self.pi(self._obs(obs)), actions)
-
-    def compute_values(self, obs: NDArray[Any]) -> Array:
-        """Return the value estimates V(obs) [B]."""
-        return self.vf(self._obs(obs))[:, 0]
-
-    def get_state(self) -> dict[str, Array]:
-        """Return copies of all parameters, keyed by name."""
-        return {k: v.copy() for k, v in self.params.items()}
-
-    def set_state(self, state: Mapping[str, Any]) -> None:
-        """Load parameters returned by :meth:`get_state` (same names and shapes)."""
-        copy_into(self.params, state)
-
-
-# --- trajectories, GAE and the train batch --------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """Hold one episode, or a chunk of one: T transitions.
-
-    ``observations`` has T + 1 rows: it ends with the observation after the last action.
-    ``terminated`` says that observation is terminal (its value is 0); otherwise (truncated,
-    or cut by the sampler) the learner bootstraps with V(last observation).
-    """
-
-    observations: NDArray[Any]
-    actions: NDArray[Any]
-    rewards: NDArray[Any]
-    terminated: bool
-
-    def __post_init__(self) -> None:
-        """Check that the lengths agree (T >= 1)."""
-        t = len(self.rewards)
-        if t < 1 or len(self.actions) != t or len(self.observations) != t + 1:
-            raise ValueError(
-                f"a Trajectory needs T >= 1 actions and rewards and T + 1 observations, got "
-                f"{len(self.observations)} observations, {len(self.actions)} actions, "
-                f"{t} rewards"
-            )
-
-
-def compute_gae(
-    rewards: NDArray[Any],
-    values: Array,
-    bootstrap_value: float,
-    *,
-    gamma: float,
-    lambda_: float,
-) -> tuple[Array, Array]:
-    """Return GAE advantages and value targets (advantages + values) for one trajectory.
-
-    ``values`` are V(s_0..s_{T-1}); ``bootstrap_value`` stands for V(s_T): 0 when s_T is
-    terminal, the value estimate when the trajectory was truncated or cut.
-    """
-    t_len = len(rewards)
-    next_values = np.empty(t_len)
-    next_values[:-1] = values[1:]
-    next_values[-1] = bootstrap_value
-    deltas = np.asarray(rewards, dtype=np.float64) + gamma * next_values - values
-    advantages = np.empty(t_len)
-    acc = 0.0
-    decay = gamma * lambda_
-    # A sequential recursion; T is at most an episode's length, so the loop stays cheap.
-    for t in range(t_len - 1, -1, -1):
-        acc = float(deltas[t]) + decay * acc
-        advantages[t] = acc
-    return advantages, advantages + values
-
-
-def explained_variance(targets: Array, predictions: Array) -> float:
-    """Return 1 - Var(targets - predictions) / Var(targets), floored at -1 (as RLlib)."""
-    var_y = float(np.var(targets))
-    if var_y == 0.0:
-        return 0.0 if float(np.var(targets - predictions)) == 0.0 else -1.0
-    return max(-1.0, 1.0 - float(np.var(targets - predictions)) / var_y)
-
-
-@dataclass(frozen=True)
-class TrainBatch:
-    """Hold the columns the loss needs, one row per timestep (RLlib's ``Columns``)."""
-
-    obs: Array
-    actions: NDArray[Any]
-    action_dist_inputs: Array  # of the policy that sampled (pre-update weights)
-    action_logp: Array
-    advantages: Array
-    value_targets: Array
-
-    def __len__(self) -> int:
-        """Return the number of timesteps."""
-        return len(self.obs)
-
-    def take(self, idx: NDArray[np.intp]) -> TrainBatch:
-        """Return the rows ``idx`` (a minibatch)."""
-        return TrainBatch(
-            self.obs[idx],
-            self.actions[idx],
-            self.action_dist_inputs[idx],
-            self.action_logp[idx],
-            self.advantages[idx],
-            self.value_targets[idx],
-        )
-
-
-# --- the learner ----------------------------------------------------------------------------
 
 
 class PPOLearner:
