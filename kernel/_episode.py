@@ -140,6 +140,10 @@ class Episode(TemporaryData):
         self.is_terminated = terminated
         self.is_truncated = truncated
 
+    def truncate(self) -> None:
+        """Mark the episode truncated now (``Control.end_episode``): its last step is final."""
+        self.is_terminated, self.is_truncated = False, True
+
     def chunk(self, start: int) -> Episode:
         """Return a copy of the steps from ``start`` on (``start`` is a step index)."""
         part = Episode(self.env_index, self.id_, self.t_started + start)

@@ -291,7 +291,7 @@ class EnvRunner(EpisodeLifecycle):
         self._publisher.add_control(control)
         if not control.end_episode:
             return False
-        episode.is_truncated = True
+        episode.truncate()  # a multi-agent episode's agents all leave truncated
         return True
 
     def _actions(self, random_actions: bool) -> Any:

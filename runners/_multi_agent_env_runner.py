@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hookbus.events import EpisodeStart, EpisodeStep
-from hookbus.kernel import ConfigError, Control, MultiAgentEpisode, reset_agents, step_agents
+from hookbus.kernel import ConfigError, MultiAgentEpisode, reset_agents, step_agents
 
 from ._env import env_maker, env_name, mark_env_failure
 from ._env_runner import EnvRunner
@@ -196,15 +196,6 @@ class MultiAgentEnvRunner(EnvRunner):
                     started += 1
             self._timestep = timestep_before + steps
         return steps
-
-    def _ends_early(self, episode: Any, control: Control) -> bool:
-        """Keep an ``on_episode_step`` chain's Control; with ``end_episode``, truncate the
-        episode now (and return True)."""
-        self._publisher.add_control(control)
-        if not control.end_episode:
-            return False
-        episode.truncate()  # every agent still in it leaves truncated
-        return True
 
     def _agent_actions(self, random_actions: bool) -> list[dict[Any, Any]]:
         """Return each sub-env's action dict: one forward pass per module over its agents."""
