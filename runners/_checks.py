@@ -55,6 +55,9 @@ def check_evaluation(config: Any) -> None:
         evaluation.validate()
 
 
+BATCH_MODES = ("truncate_episodes", "complete_episodes")
+
+
 def check_env_runners(config: Any) -> None:
     """Raise ConfigError naming the first bad remote-runner setting of ``env_runners()``."""
     timeout = config.sample_timeout_s
@@ -62,6 +65,11 @@ def check_env_runners(config: Any) -> None:
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
     ):
         raise ConfigError(f"sample_timeout_s must be a number > 0 or None, got {timeout!r}")
+    if config.batch_mode not in BATCH_MODES:
+        raise ConfigError(
+            f"batch_mode must be one of {', '.join(map(repr, BATCH_MODES))}, "
+            f"got {config.batch_mode!r}"
+        )
     cpus = config.num_cpus_per_env_runner
     if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not cpus >= 0:
         raise ConfigError(f"num_cpus_per_env_runner must be a number >= 0, got {cpus!r}")

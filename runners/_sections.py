@@ -57,6 +57,7 @@ class ConfigSections:
     num_env_runners: int
     num_envs_per_env_runner: int
     backend: str
+    batch_mode: str
     explore: bool
     exploration_config: dict[str, Any] | None
     metrics_num_episodes_for_smoothing: int
@@ -113,6 +114,7 @@ class ConfigSections:
         num_envs_per_env_runner: int = NOT_SET,
         backend: str = NOT_SET,
         rollout_fragment_length: int | Literal["auto"] = NOT_SET,
+        batch_mode: Literal["truncate_episodes", "complete_episodes"] = NOT_SET,
         explore: bool = NOT_SET,
         exploration_config: dict[str, Any] | None = NOT_SET,
         metrics_num_episodes_for_smoothing: int = NOT_SET,
@@ -124,6 +126,9 @@ class ConfigSections:
         ``sample_timeout_s`` (RLlib's): how long a remote runner may take for one training
         ``sample()`` before it counts as failed (None: no limit); docs/scaling.md#fault-tolerance.
         ``num_cpus_per_env_runner`` (RLlib's, default 1): the CPUs each Ray actor reserves.
+        ``batch_mode`` (RLlib's): ``"truncate_episodes"`` samples ``rollout_fragment_length``
+        steps per sub-env and call, cutting episodes; ``"complete_episodes"`` samples whole
+        episodes (each call one per sub-env, from a reset) until the share is reached.
         """
         return self._update("env_runners", given(locals()))
 

@@ -69,6 +69,7 @@ class EnvRunnersSettings(Settings):
     num_envs_per_env_runner: int = 1
     backend: str = "inline"
     rollout_fragment_length: int | Literal["auto"] = "auto"
+    batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes"
     explore: bool = True
     exploration_config: dict[str, Any] | None = None
     metrics_num_episodes_for_smoothing: int = 100

@@ -300,10 +300,23 @@ class EnvRunnerGroup:
         return episodes
 
     async def _sample(self, runner: EnvRunnerHandle, share: int) -> list[Episode]:
-        call = functools.partial(runner.sample, num_timesteps=share)
         timeout = self.config.sample_timeout_s
         what = f"sample {share} env steps"
-        return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
+        if self.config.batch_mode != "complete_episodes":
+            call = functools.partial(runner.sample, num_timesteps=share)
+            return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
+        # RLlib's "complete_episodes": whole episodes, one per sub-env and call (each call
+        # starts them from a reset), until the share of env steps is reached.
+        call = functools.partial(
+            runner.sample, num_episodes=self.config.num_envs_per_env_runner, exact=True
+        )
+        episodes: list[Episode] = []
+        steps = 0
+        while steps < share:
+            part = await within(runner, timeout, call, what=what, setting="sample_timeout_s")
+            episodes.extend(part)
+            steps += sum(map(len, part))
+        return episodes
 
     async def get_metrics(self) -> list[dict[str, Any]]:
         """Return a metrics snapshot (``reduce()``) of every sampling runner that answers."""

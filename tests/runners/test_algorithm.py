@@ -153,6 +153,36 @@ async def test_rllib_episode_and_sample_counts_for_one_iteration() -> None:
     assert counts["env_created"] == 1
 
 
+@pytest.mark.anyio
+async def test_rllib_episode_and_sample_counts_with_complete_episodes() -> None:
+    # RLlib's test_episode_and_sample_callbacks_batch_mode_complete_episodes, single-agent.
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=0, batch_mode="complete_episodes")
+        .callbacks(EpisodeAndSampleCounts)
+        .training(train_batch_size=50, minibatch_size=50, num_epochs=1)
+        .debugging(seed=0)
+    )
+    async with config.build() as algo:
+        callback = algo.bus.callbacks[0]
+        assert isinstance(callback, EpisodeAndSampleCounts)
+        counts = callback.counts
+        assert counts["env_created"] == 1
+        result = await algo.atrain()
+    assert counts["start"] > 0
+    assert counts["start"] == counts["end"]  # every episode completes
+    assert counts["step"] >= 50
+    assert counts["step"] == result["env_runners"]["num_env_steps_sampled"]
+    assert counts["env_created"] == 1
+
+
+def test_batch_mode_must_be_one_of_rllibs() -> None:
+    config = PPOConfig().environment("CartPole-v1").env_runners(batch_mode="whole")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="batch_mode must be one of 'truncate_episodes'"):
+        config.validate()
+
+
 def test_results_have_every_key_the_spec_lists(small_ppo: PPOConfig) -> None:
     with small_ppo.build() as algo:
         first = algo.train()

@@ -57,6 +57,22 @@ def test_rllib_multi_agent_episode_and_sample_counts_for_one_iteration() -> None
 
 
 @pytest.mark.parametrize("backend", ["inline", "process"])
+def test_rllib_multi_agent_counts_with_complete_episodes(backend: str) -> None:
+    # The multi-agent half of RLlib's test_episode_and_sample_callbacks_batch_mode_
+    # complete_episodes (and the same with one worker process).
+    config = two_agents(backend, num_env_runners=int(backend == "process"))
+    config.env_runners(batch_mode="complete_episodes").callbacks(process_helpers.MultiAgentCounts)
+    with config.build() as algo:
+        result = algo.train()
+    runners = result["env_runners"]
+    assert runners["hook_env_created"] == 1
+    assert runners["hook_start"] > 0
+    assert runners["hook_start"] == runners["hook_end"]  # every episode completes
+    assert runners["hook_step"] >= 50
+    assert runners["hook_step"] == runners["num_env_steps_sampled"]
+
+
+@pytest.mark.parametrize("backend", ["inline", "process"])
 def test_remote_runners_report_the_hooks_and_per_agent_results(backend: str) -> None:
     config = two_agents(backend, num_env_runners=2).callbacks(process_helpers.MultiAgentCounts)
     config.training(train_batch_size=200)
