@@ -1,17 +1,18 @@
-"""The multi-agent settings: policies, the agent-to-policy mapping, their checks and spaces."""
+"""The multi-agent settings: policies, the agent-to-policy mapping, their checks and spaces.
+
+Functions take the config as ``Any`` (an ``AlgorithmConfig``), as ``_checks`` does: the
+config imports these checks, so naming its type here would close an import circle.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hookbus.kernel import ConfigError
 
 from ._multi_agent_env import MultiAgentEnv
-
-if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
 
 __all__ = (
     "DEFAULT_MODULE_ID",
@@ -36,13 +37,13 @@ class PolicySpec:
     action_space: Any = None
 
 
-def is_multi_agent(config: AlgorithmConfig[Any]) -> bool:
+def is_multi_agent(config: Any) -> bool:
     """Tell whether ``config`` trains multi-agent: policies set, or a MultiAgentEnv class."""
     env = config.env
     return config.policies is not None or (isinstance(env, type) and issubclass(env, MultiAgentEnv))
 
 
-def policy_specs(config: AlgorithmConfig[Any]) -> dict[str, PolicySpec]:
+def policy_specs(config: Any) -> dict[str, PolicySpec]:
     """Return the policies by id (``{"default_policy": PolicySpec()}`` when none are set)."""
     policies = config.policies
     if policies is None:
@@ -56,7 +57,7 @@ def policy_specs(config: AlgorithmConfig[Any]) -> dict[str, PolicySpec]:
     return {pid: PolicySpec() for pid in policies}
 
 
-def check_multi_agent(config: AlgorithmConfig[Any]) -> None:
+def check_multi_agent(config: Any) -> None:
     """Raise ConfigError naming the first bad multi-agent setting."""
     policies = config.policies
     if policies is not None:
@@ -92,7 +93,7 @@ def check_multi_agent(config: AlgorithmConfig[Any]) -> None:
                 )
 
 
-def mapping_fn(config: AlgorithmConfig[Any]) -> Callable[[Any, Any], str]:
+def mapping_fn(config: Any) -> Callable[[Any, Any], str]:
     """Return the checked mapping: ``policy_mapping_fn`` whose answer must be a policy id."""
     fn = config.policy_mapping_fn
     known = policy_specs(config)
@@ -112,7 +113,7 @@ def mapping_fn(config: AlgorithmConfig[Any]) -> Callable[[Any, Any], str]:
     return mapped
 
 
-def module_spaces(config: AlgorithmConfig[Any], env: MultiAgentEnv) -> dict[str, tuple[Any, Any]]:
+def module_spaces(config: Any, env: MultiAgentEnv) -> dict[str, tuple[Any, Any]]:
     """Return each policy's (observation space, action space).
 
     A PolicySpec's spaces win; otherwise the spaces of the first of ``env.possible_agents``
@@ -142,7 +143,7 @@ def module_spaces(config: AlgorithmConfig[Any], env: MultiAgentEnv) -> dict[str,
     return spaces
 
 
-def trains_module(config: AlgorithmConfig[Any], module_id: str, batch: Any = None) -> bool:
+def trains_module(config: Any, module_id: str, batch: Any = None) -> bool:
     """Tell whether ``policies_to_train`` includes ``module_id`` (all when unset)."""
     train = config.policies_to_train
     if train is None:

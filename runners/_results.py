@@ -1,20 +1,21 @@
-"""Assembling ``train()``'s result: the metrics, evaluation, runner health, callback counts."""
+"""Assembling ``train()``'s result: the metrics, evaluation, runner health, callback counts.
+
+The functions take the Algorithm as ``Any``: it imports them, and naming its type here
+would close an import circle.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hookbus.metrics import results
 
 from ._evaluation import EVALUATION_KEY
 
-if TYPE_CHECKING:
-    from ._algorithm import Algorithm
-
 __all__ = ("apply_changes", "assemble_result", "callback_counts", "copy_tree")
 
 
-def assemble_result(algorithm: Algorithm) -> dict[str, Any]:
+def assemble_result(algorithm: Any) -> dict[str, Any]:
     """Return the iteration's result: reduced metrics plus what the Algorithm knows."""
     result = results(algorithm.metrics)
     evaluation = algorithm._evaluation
@@ -38,7 +39,7 @@ def assemble_result(algorithm: Algorithm) -> dict[str, Any]:
     return result
 
 
-def callback_counts(algorithm: Algorithm) -> dict[str, int]:
+def callback_counts(algorithm: Any) -> dict[str, int]:
     """Return ``callbacks/errors`` and ``callbacks/quarantined`` (handlers removed so far)."""
     quarantined = algorithm.bus.statistics().quarantined
     return {
@@ -47,11 +48,12 @@ def callback_counts(algorithm: Algorithm) -> dict[str, int]:
     }
 
 
-def _handler_errors(algorithm: Algorithm) -> int:
+def _handler_errors(algorithm: Any) -> int:
     """Count handler errors on this bus and on the remote runners' own buses."""
     groups = [algorithm._env_runner_group, algorithm.eval_env_runner_group]
-    remote = sum(group.handler_errors() for group in groups if group is not None)
-    return algorithm.bus.statistics().errors + remote
+    remote: int = sum(group.handler_errors() for group in groups if group is not None)
+    errors: int = algorithm.bus.statistics().errors
+    return errors + remote
 
 
 def copy_tree(tree: dict[str, Any]) -> dict[str, Any]:
