@@ -249,8 +249,12 @@ class EnvRunner(EpisodeLifecycle):
                 step: dict[str, Any] | None
                 if terminated or truncated:
                     # This last step's on_episode_step, then on_episode_end (RLlib's order).
-                    step = {"action": action, "reward": reward, "observation": rows[i]}
-                    step["info"] = info
+                    step = {
+                        "action": action,
+                        "reward": reward,
+                        "observation": rows[i],
+                        "info": info,
+                    }
                 else:
                     if on_step.call is None:
                         continue
