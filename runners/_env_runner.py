@@ -268,6 +268,7 @@ class EnvRunner(EpisodeLifecycle):
                         observation=rows[i],
                         info=info,
                     )
+                    # _step_hook() inline (the hot path: one call less per step).
                     args = (episode, self, self.metrics, env, self.module, i)
                     if on_step.is_async:
                         control = await on_step.call(event, *args)
@@ -288,6 +289,20 @@ class EnvRunner(EpisodeLifecycle):
             self._obs = obs
             self._timestep = timestep_before + steps
         return steps
+
+    async def _step_hook(self, event: EpisodeStep, episode: Any, i: int) -> bool:
+        """Run the ``on_episode_step`` chain (it has handlers) on ``event`` of a step that
+        did not end ``episode``; return whether a handler ended it (``_ends_early``).
+
+        The single-agent loop does the same inline: it is the hot path, and a call
+        more per step shows in ``bench/sampling.py``."""
+        on_step = self._on_step
+        args = (episode, self, self.metrics, self.env, self.module, i)
+        if on_step.is_async:
+            control = await on_step.call(event, *args)  # type: ignore[misc]
+        else:
+            control = on_step.call(event, *args)  # type: ignore[misc]
+        return control is not None and self._ends_early(episode, control)
 
     def _ends_early(self, episode: Any, control: Control) -> bool:
         """Keep an ``on_episode_step`` chain's Control; with ``end_episode``, truncate the

@@ -179,12 +179,7 @@ class MultiAgentEnvRunner(EnvRunner):
                         env_index=i,
                         agents=agents,
                     )
-                    args = (episode, self, self.metrics, self.env, self.module, i)
-                    if on_step.is_async:
-                        control = await on_step.call(event, *args)
-                    else:
-                        control = on_step.call(event, *args)
-                    if control is None or not self._ends_early(episode, control):
+                    if not await self._step_hook(event, episode, i):
                         continue
                     step = None  # a handler ended it: its step is published
                 await self._episode_ended(episode, step)

@@ -476,43 +476,27 @@ def policy_of_agent(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
     return f"p{agent_id}"
 
 
-class MultiAgentCounts(Callback):
+class MultiAgentCounts(EpisodeAndSampleCounts):
     """Count the EnvRunner hooks of multi-agent episodes and check them, wherever it runs.
 
     RLlib's ``EpisodeAndSampleCallbacks`` for its multi-agent half: every hook gets a
-    MultiAgentEpisode, and an episode's step count is its env steps. Counts also go to the
-    metrics (summed per iteration), so they reach the Algorithm from worker processes.
+    MultiAgentEpisode, and an episode's step count is its env steps (the sample check of
+    ``EpisodeAndSampleCounts`` holds as it is). Counts also go to the metrics.
     """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.counts: Counter[str] = Counter()
-        self.lens: dict[str, int] = {}
-
-    def _count(self, what: str, metrics_logger: Any) -> None:
-        self.counts[what] += 1
-        metrics_logger.log_value(f"hook_{what}", 1, reduce="sum", clear_on_reduce=True)
-
-    def on_environment_created(self, *, metrics_logger: Any, **kwargs: Any) -> None:
-        self._count("env_created", metrics_logger)
 
     def on_episode_start(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
         assert type(episode).__name__ == "MultiAgentEpisode"
-        self._count("start", metrics_logger)
-        self.lens[episode.id_] = 0
+        super().on_episode_start(episode=episode, metrics_logger=metrics_logger)
 
     def on_episode_step(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
         self._count("step", metrics_logger)
-        self.lens[episode.id_] += 1
-        assert len(episode) == self.lens[episode.id_]
+        self.episode_lens[episode.id_] += 1
+        assert len(episode) == self.episode_lens[episode.id_]
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
         self._count("end", metrics_logger)
-        assert len(episode) == self.lens.pop(episode.id_)
+        assert len(episode) == self.episode_lens.pop(episode.id_)
         assert episode.get_return() == sum(a.get_return() for a in episode.agent_episodes.values())
-
-    def on_sample_end(self, *, metrics_logger: Any, **kwargs: Any) -> None:
-        self._count("sample", metrics_logger)
 
 
 class EndsAtFive(Callback):
