@@ -30,6 +30,8 @@ LIVE: dict[str, Any] = {
     "env_index": 0,
 }
 EP, RUNNER, LOGGER, ENV, MODULE, INDEX = LIVE.values()
+SYNC_STEP = "step path, 1 class + 2 callables (sync)"
+ASYNC_STEP = "step path, 3 async handlers"
 
 
 def receiver(*, event: Any, **kwargs: Any) -> None:
@@ -235,6 +237,7 @@ async def main(quick: bool) -> None:
     mixed = Bus(StepCallback, on_episode_step=three[:2])
     timed = Bus(StepCallback, on_episode_step=three[:2], statistics=True)
     asyncs = Bus(on_episode_step=athree)
+    atimed = Bus(on_episode_step=athree, statistics=True)
     many = Bus(on_episode_step=ten)
     rows = [
         ("floor: loop calling 3 sync receivers", floor3),
@@ -243,10 +246,11 @@ async def main(quick: bool) -> None:
         ("has_subscribers(), no subscriber", best_ns(has_subscribers_loop(empty), n)),
         ("publish, 0 subscribers", await best_ns_async(publish_loop(empty), n)),
         ("publish, 1 class + 2 callables (sync)", await best_ns_async(publish_loop(mixed), n)),
-        ("step path, 1 class + 2 callables (sync)", await best_ns_async(step_path_loop(mixed), n)),
-        ("step path, same, statistics=True", await best_ns_async(step_path_loop(timed), n)),
+        (SYNC_STEP, await best_ns_async(step_path_loop(mixed), n)),
+        (f"{SYNC_STEP}, statistics=True", await best_ns_async(step_path_loop(timed), n)),
         ("publish, 3 async handlers", await best_ns_async(publish_loop(asyncs), n)),
-        ("step path, 3 async handlers", await best_ns_async(step_path_loop(asyncs), n)),
+        (ASYNC_STEP, await best_ns_async(step_path_loop(asyncs), n)),
+        (f"{ASYNC_STEP}, statistics=True", await best_ns_async(step_path_loop(atimed), n)),
         ("publish, 10 sync handlers", await best_ns_async(publish_loop(many), n)),
         ("step path, 10 sync handlers", await best_ns_async(step_path_loop(many), n)),
         ("pluggy, 3 hookimpls", best_ns(pluggy_loop(3), n)),
@@ -257,7 +261,7 @@ async def main(quick: bool) -> None:
     print(f"python {sys.version.split()[0]}, {n} dispatches per run, best of 7\n")
     print(ratio_table(rows, {"floor3": floor3}))
     pub = by_name["publish, 1 class + 2 callables (sync)"]
-    step = by_name["step path, 1 class + 2 callables (sync)"]
+    step = by_name[SYNC_STEP]
     print("\ntargets (issue 9):")
     checks = [
         ("publish 3 sync <= 2.5x floor", pub / floor3, 2.5),
@@ -271,6 +275,10 @@ async def main(quick: bool) -> None:
         print(f"  {label:<36} {value:6.2f}  {'ok' if value <= bound else 'MISSED'}")
     hs = by_name["has_subscribers(), no subscriber"]
     print(f"  {'has_subscribers < 100 ns':<36} {hs:6.0f}  {'ok' if hs < 100 else 'MISSED'}")
+
+    print("\nstatistics=True, on / off (issue 19: cheap enough to stay on):")
+    for label in (SYNC_STEP, ASYNC_STEP):
+        print(f"  {label:<40} {by_name[f'{label}, statistics=True'] / by_name[label]:6.2f}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ from typing import Any
 from hookbus.events import HOOKS, BaseEvent
 
 from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
-from ._chain import Handler, compile_chain, describe
+from ._chain import Handler, describe
+from ._chains import ChainTable
 from ._checks import (
     as_list,
     check_callback,
@@ -22,10 +23,9 @@ from ._checks import (
 from ._control import Control
 from ._dispatcher import Dispatcher
 from ._errors import BusClosedError, ConfigError, HookbusWarning
-from ._hooks import LIVE_ARGS, event_type_for, hook_name
-from ._order import ChainExplanation, check_refs, explain, placement, resolve
+from ._hooks import event_type_for, hook_name
+from ._order import ChainExplanation, placement
 from ._plugins import load_plugins
-from ._policy import ErrorPolicies
 from ._services import ServiceRegistry
 from ._stats import BusStatistics, Timings, check_seconds
 from ._stream import EventStream
@@ -63,7 +63,7 @@ class Bus:
     ) -> None:
         check_on_error(on_error)
         check_quarantine_after(quarantine_after)
-        self._timings = Timings(
+        timings = Timings(
             statistics=bool(statistics),
             deadline=check_seconds(deadline, "deadline"),
             watchdog=check_seconds(watchdog, "watchdog"),
@@ -71,14 +71,11 @@ class Bus:
         plugin_classes = load_plugins(plugins)
         for cls in plugin_classes:  # checked before any of the given classes is instantiated
             check_callback(cls, f"plugin {cls.__qualname__}")
-        self._policies = ErrorPolicies(on_error, quarantine_after, self._quarantine)
+        self._chains = ChainTable(
+            on_error=on_error, quarantine_after=quarantine_after, timings=timings
+        )
+        self._dispatchers = self._chains.dispatchers
         self._closed = False
-        self._dispatchers = {cls: Dispatcher(cls) for cls in HOOKS.values()}
-        # Per hook, the four parts of its chain, in chain order.
-        self._class_handlers: dict[str, list[Handler]] = {h: [] for h in HOOKS}
-        self._callables: dict[str, list[Handler]] = {h: [] for h in HOOKS}
-        self._subscribed: dict[str, list[Handler]] = {h: [] for h in HOOKS}
-        self._feeders: dict[str, list[Handler]] = {h: [] for h in HOOKS}
         self._streams: list[EventStream] = []
         self.services = ServiceRegistry()
         """Named services shared through this bus (``provide``, ``get``, ``remove``)."""
@@ -112,7 +109,7 @@ class Bus:
             for hook in overridden_hooks(callback):
                 handler = Handler.of(getattr(callback, hook), **options)
                 new_classes.setdefault(hook, []).append(handler)
-        self._add((new_classes, self._class_handlers), (new_callables, self._callables))
+        self._chains.add({"class": new_classes, "callable": new_callables})
         self.callbacks = (*self.callbacks, *added)
 
     def subscribe(
@@ -148,18 +145,13 @@ class Bus:
             on_error=on_error,
             deadline=check_seconds(deadline, "deadline"),
         )
-        self._add(({hook: [handler]}, self._subscribed))
+        self._chains.add({"subscribed": {hook: [handler]}})
 
     def unsubscribe(self, event_type: type[BaseEvent] | str, fn: Callable[..., Any]) -> None:
         """Remove the first ``subscribe()``-d handler equal to ``fn`` from the chain."""
         hook = event_type_for(event_type).hook
-        handlers = self._subscribed[hook]
-        for i, handler in enumerate(handlers):
-            if handler.fn == fn:
-                del handlers[i]
-                self._recompile(hook)
-                return
-        raise ConfigError(f"{fn!r} is not subscribed to {hook!r}")
+        if not self._chains.remove("subscribed", hook, lambda h: h.fn == fn):
+            raise ConfigError(f"{fn!r} is not subscribed to {hook!r}")
 
     def has_subscribers(self, event_type: type[BaseEvent]) -> bool:
         """Tell whether publishing ``event_type`` would run anything (else build no event)."""
@@ -189,17 +181,14 @@ class Bus:
         stream = EventStream(buffer, overflow)
         put = stream.put if stream.overflow == "block" else stream.put_dropping_oldest
         feeder = Handler.of(put, takes_live=False, observer=True)
-        for hook in hooks:
-            self._feeders[hook].append(feeder)
-            self._recompile(hook)
+        self._chains.add({"stream": {hook: [feeder] for hook in hooks}})
         self._streams.append(stream)
         try:
             yield stream
         finally:
             self._streams.remove(stream)
             for hook in hooks:
-                self._feeders[hook].remove(feeder)
-                self._recompile(hook)
+                self._chains.remove("stream", hook, lambda h: h is feeder)
             stream._discard()
 
     # --- publishing ---------------------------------------------------------------------
@@ -251,40 +240,27 @@ class Bus:
 
         ``.names`` lists the handlers in run order; ``print()`` shows a numbered table.
         """
-        hook = event_type_for(event_type).hook
-        sections = ("class", "callable", "subscribed", "stream")
-        parts = zip(sections, self._chain_parts(), strict=True)
-        default = [(h, section) for section, part in parts for h in part[hook]]
-
-        def where(handler: Handler) -> tuple[str, int]:
-            i = next(i for i, (h, _) in enumerate(default) if h is handler)
-            return default[i][1], i
-
-        return explain(hook, self._resolved(hook), where)
+        return self._chains.explain(event_type_for(event_type).hook)
 
     # --- state and lifecycle ------------------------------------------------------------
 
     def statistics(self) -> BusStatistics:
         """Return a snapshot of the subscriber and error counters."""
-        subscribers = {}
-        for hook in HOOKS:
-            n = sum(len(part[hook]) for part in self._chain_parts())
-            if n:
-                subscribers[hook] = n
-        errors = self._policies.errors
-        quarantined = {hook: tuple(names) for hook, names in self._policies.quarantined.items()}
+        policies = self._chains.policies
+        errors = policies.errors
+        quarantined = {hook: tuple(names) for hook, names in policies.quarantined.items()}
         return BusStatistics(
-            subscribers,
+            self._chains.counts(),
             sum(errors.values()),
             dict(errors),
             quarantined,
-            self._timings.snapshot(),
+            self._chains.timings.snapshot(),
         )
 
     @property
     def on_error(self) -> str:
         """The bus's error policy; a subscriber's own ``on_error`` overrides it."""
-        return self._policies.default
+        return self._chains.policies.default
 
     @property
     def closed(self) -> bool:
@@ -302,9 +278,7 @@ class Bus:
         for stream in self._streams:
             stream._end()
         self.services.clear()
-        for dispatcher in self._dispatchers.values():
-            dispatcher.call, dispatcher.is_async = _closed_bus, False
-            dispatcher.observe, dispatcher.observe_is_async = _closed_bus, False
+        self._chains.close()
         first_error: BaseException | None = None
         for callback in self.callbacks:
             close = getattr(callback, "close", None)
@@ -341,89 +315,16 @@ class Bus:
         self.close()
 
     def __repr__(self) -> str:
-        counts = self.statistics().subscribers
+        counts = self._chains.counts()
         inner = ", ".join(f"{hook}={n}" for hook, n in counts.items()) or "no subscribers"
         return f"<Bus {'closed' if self._closed else 'open'}: {inner}>"
 
     # --- internals ----------------------------------------------------------------------
 
-    def _chain_parts(self) -> tuple[dict[str, list[Handler]], ...]:
-        return self._class_handlers, self._callables, self._subscribed, self._feeders
-
     def _open_hook(self, event_type: type[BaseEvent] | str) -> str:
         if self._closed:
             raise BusClosedError("cannot subscribe to a closed bus")
         return event_type_for(event_type).hook
-
-    def _add(self, *changes: tuple[dict[str, list[Handler]], dict[str, list[Handler]]]) -> None:
-        """Append each change's new handlers to its part of the chains; all or nothing.
-
-        Constraints are checked first (unknown names), then every changed chain is resolved
-        (cycles); a ConfigError leaves the bus as it was.
-        """
-        added = [h for new, _ in changes for hs in new.values() for h in hs]
-        everyone = [h for p in self._chain_parts() for hs in p.values() for h in hs]
-        check_refs(added, everyone + added)
-        undo = [(part[hook], len(part[hook])) for new, part in changes for hook in new]
-        for new, part in changes:
-            for hook, handlers in new.items():
-                part[hook].extend(handlers)
-        hooks = {hook for new, _ in changes for hook in new}
-        try:
-            resolved = {hook: self._resolved(hook) for hook in hooks}
-        except ConfigError:
-            for handlers, n in undo:
-                del handlers[n:]
-            raise
-        for hook, handlers in resolved.items():
-            self._recompile(hook, handlers)
-
-    def _resolved(self, hook: str) -> list[Handler]:
-        """Return ``hook``'s chain in run order: constraints resolved, then the streams."""
-        ordered = [h for part in self._chain_parts()[:3] for h in part[hook]]
-        return [*resolve(hook, ordered), *self._feeders[hook]]
-
-    def _recompile(self, hook: str, handlers: list[Handler] | None = None) -> None:
-        if handlers is None:
-            handlers = self._resolved(hook)
-        dispatcher = self._dispatchers[HOOKS[hook]]
-        observers = [h for h in handlers if h.observer]
-        dispatcher.call = self._compile(hook, handlers)
-        dispatcher.is_async = any(h.is_async for h in handlers)
-        dispatcher.observe = self._compile(hook, observers)
-        dispatcher.observe_is_async = any(h.is_async for h in observers)
-
-    def _compile(self, hook: str, handlers: list[Handler]) -> Callable[..., Any] | None:
-        policies = [self._policies.policy(h) for h in handlers]
-        sinks = self._policies.sinks(hook)
-        live_args = LIVE_ARGS[hook]
-        if not self._timings.wanted(handlers):
-            return compile_chain(hook, live_args, handlers, policies=policies, sinks=sinks)
-        timing = self._timings.names(hook, handlers)
-        deadlines = [self._timings.deadline_of(h) for h in handlers]
-        return compile_chain(
-            hook,
-            live_args,
-            handlers,
-            policies=policies,
-            sinks=sinks,
-            timing=timing,
-            deadlines=deadlines,
-        )
-
-    def _quarantine(self, hook: str, handler: Handler) -> None:
-        """Take ``handler`` out of ``hook``'s chain (``on_error="quarantine"``)."""
-        for part in self._chain_parts():
-            handlers = part[hook]
-            for i, h in enumerate(handlers):
-                if h is handler:
-                    del handlers[i]
-                    self._recompile(hook)
-                    return
-
-
-def _closed_bus(event: BaseEvent, *args: Any, **kwargs: Any) -> None:
-    raise BusClosedError(f"cannot publish {type(event).__name__}: the bus is closed")
 
 
 def _class_options(callback: object) -> dict[str, Any]:

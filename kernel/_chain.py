@@ -20,6 +20,13 @@ combined Control, and returns it: ``_r is None or (_c := _control(0, _r, _c))``.
 
 A chain with an async handler compiles to an ``async def`` that awaits exactly those.
 A handler whose error policy is not "raise" gets its own ``try`` (``_mixed_policy_body``).
+Statistics, deadlines and the watchdog compile a timed chain instead (``ChainTiming``);
+with statistics alone, the chain counts every publish and times one in ``SAMPLE_EVERY``:
+
+    def dispatch_on_episode_step(event, episode=None, ...):
+        if not _tick() & 63:
+            return _sample(event, episode, ...)    # the same chain, each call clocked
+        ...                                         # the plain chain
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from typing import Any
 from ._control import CONTROL_HOOKS, Control, merge, refuse
 from ._errors import ConfigError
 
-__all__ = ("Handler", "compile_chain", "is_async_callable")
+__all__ = ("SAMPLE_EVERY", "ChainTiming", "Handler", "compile_chain", "is_async_callable")
 
 
 def is_async_callable(fn: object) -> bool:
@@ -103,6 +110,27 @@ class Handler:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class ChainTiming:
+    """How a chain is timed and counted (made by ``_stats.Timings.plan``).
+
+    ``every_call``: time every call (deadlines, the watchdog); otherwise only the first of
+    every ``SAMPLE_EVERY`` publishes runs the timed variant. ``counted``: count publishes
+    (``_tick``) and report the handlers a raising one cut off (``_cut``), for exact
+    per-handler call counts. ``names`` are what the code calls: ``_clock``, ``_done``,
+    ``_timeout``, ``_move_on_after``, ``_tick``, ``_cut``.
+    """
+
+    names: dict[str, Any]
+    deadlines: Sequence[float | None]
+    every_call: bool
+    counted: bool
+
+
+SAMPLE_EVERY = 64
+"""With statistics alone, one publish in this many is timed (a power of two: one ``&``)."""
+
+
 def compile_chain(
     hook: str,
     live_args: Sequence[str],
@@ -110,8 +138,7 @@ def compile_chain(
     *,
     policies: Sequence[str],
     sinks: dict[str, Any],
-    timing: dict[str, Any] | None = None,
-    deadlines: Sequence[float | None] = (),
+    timing: ChainTiming | None = None,
 ) -> Callable[..., Any] | None:
     """Return one function that runs ``handlers`` in order, or None for an empty chain.
 
@@ -123,57 +150,26 @@ def compile_chain(
     before the exception propagates (to annotate it) and under "log" / "quarantine" instead
     of propagating; ``_collect`` and ``_raise_group`` under "collect".
 
-    ``timing`` (``Timings.names``) swaps in the timed chain: each call is timed and reported
-    to ``_done(i, seconds)``; an async handler with ``deadlines[i]`` runs in a cancel scope
-    and its overrun becomes a TimeoutError from ``_timeout(i)``, through its error policy.
-    Without it the chain has no clock read at all.
+    ``timing`` swaps in a timed chain (``ChainTiming``): a timed call is reported to
+    ``_done(i, seconds)``; an async handler with a deadline runs in a cancel scope and its
+    overrun becomes a TimeoutError from ``_timeout(i)``, through its error policy. Without
+    it the chain has no clock read and no counter at all.
     """
     if not handlers:
         return None
     is_async = any(h.is_async for h in handlers)
-    names = {f"h{i}": h.fn for i, h in enumerate(handlers)}
-    kwargs_all = ", ".join(["event=event", *(f"{a}={a}" for a in live_args)])
-    # A handler's result is looked at only when it is not None (one comparison per call;
-    # bench/dispatch.py): a sync wrapper (a decorator, a lambda) around an async function
-    # returns a coroutine that would otherwise never run, silently; and a handler of a
-    # CONTROL_HOOKS hook may return a Control, which goes into the chain's result ``_c``
-    # (docs/control.md). Other values are ignored, as they always were.
-    controls = hook in CONTROL_HOOKS
-    look = "(_c := _control({i}, _r, _c))" if controls else "_sync({i}, _r)"
-    calls = []
-    for i, h in enumerate(handlers):
-        call = f"h{i}({kwargs_all if h.takes_live else 'event'})"
-        if h.is_async and not controls:
-            # An awaited result can hold no coroutine, and this hook takes no Control: not
-            # looking keeps async chains (the async step path) as cheap as before.
-            calls.append(f"await {call}")
-        else:
-            result = f"_r = {'await ' if h.is_async else ''}{call}"
-            calls.append(f"{result}; _r is None or {look.format(i=i)}")
-        if timing is not None:
-            calls[-1] = _timed(i, calls[-1], deadlines[i] if h.is_async else None)
-
-    lines = [
-        f"{'async ' if is_async else ''}def dispatch_{hook}"
-        f"({', '.join(['event', *(f'{a}=None' for a in live_args)])}):"
-    ]
-    if controls:
-        lines.append("    _c = None")
-    if all(p == "raise" for p in policies):  # the default: one try, as cheap as it gets
-        lines += ["    index = 0", "    try:"]
-        for i, call in enumerate(calls):
-            if i:
-                lines.append(f"        index = {i}")
-            lines.append(_indent(call, "        "))
-        lines += [
-            "    except Exception as exc:",
-            "        _failed(exc, _handlers[index])",
-            "        raise",
-        ]
-    else:
-        lines += _mixed_policy_body(calls, policies)
-    if controls:
-        lines.append("    return _c")
+    name = f"dispatch_{hook}"
+    source = _function(name, hook, live_args, handlers, policies, timing=timing, timed=False)
+    if timing is not None and timing.every_call:
+        source = _function(name, hook, live_args, handlers, policies, timing=timing, timed=True)
+    elif timing is not None:  # sampled: the timed variant ``_sample`` beside the plain one
+        sampled = _function("_sample", hook, live_args, handlers, policies, timing=timing)
+        params = ", ".join(["event", *live_args])
+        call = f"{'await ' if is_async else ''}_sample({params})"
+        branch = [f"    if not _tick() & {SAMPLE_EVERY - 1}:", f"        return {call}"]
+        source = [*sampled, source[0], *branch, *source[1:]]
+    if timing is not None and timing.counted and timing.every_call:
+        source.insert(1, "    _tick()")
 
     def sync_result(index: int, result: object) -> None:
         if isinstance(result, Control):
@@ -196,35 +192,106 @@ def compile_chain(
         return total
 
     namespace: dict[str, Any] = {
-        **names,
+        **{f"h{i}": h.fn for i, h in enumerate(handlers)},
         **sinks,
-        **(timing or {}),
+        **(timing.names if timing is not None else {}),
         "_handlers": tuple(handlers),
         "_sync": sync_result,
         "_control": control_result,
     }
-    exec(compile("\n".join(lines), f"<hookbus chain {hook}>", "exec"), namespace)
-    fn: Callable[..., Any] = namespace[f"dispatch_{hook}"]
+    exec(compile("\n".join(source), f"<hookbus chain {hook}>", "exec"), namespace)
+    fn: Callable[..., Any] = namespace[name]
     return fn
 
 
-def _mixed_policy_body(calls: Sequence[str], policies: Sequence[str]) -> list[str]:
+def _function(
+    name: str,
+    hook: str,
+    live_args: Sequence[str],
+    handlers: Sequence[Handler],
+    policies: Sequence[str],
+    *,
+    timing: ChainTiming | None,
+    timed: bool = True,
+) -> list[str]:
+    """Return the source lines of one chain function called ``name``.
+
+    ``timed`` wraps each call in clock reads (``_timed``). A counted chain (statistics on)
+    reports, when a handler's exception or a cancellation leaves the chain, the index it
+    stopped at (``_cut``); ``compile_chain`` adds its publish counter (``_tick``).
+    """
+    kwargs_all = ", ".join(["event=event", *(f"{a}={a}" for a in live_args)])
+    # A handler's result is looked at only when it is not None (one comparison per call;
+    # bench/dispatch.py): a sync wrapper (a decorator, a lambda) around an async function
+    # returns a coroutine that would otherwise never run, silently; and a handler of a
+    # CONTROL_HOOKS hook may return a Control, which goes into the chain's result ``_c``
+    # (docs/control.md). Other values are ignored, as they always were.
+    controls = hook in CONTROL_HOOKS
+    look = "(_c := _control({i}, _r, _c))" if controls else "_sync({i}, _r)"
+    calls = []
+    for i, h in enumerate(handlers):
+        call = f"h{i}({kwargs_all if h.takes_live else 'event'})"
+        if h.is_async and not controls:
+            # An awaited result can hold no coroutine, and this hook takes no Control: not
+            # looking keeps async chains (the async step path) as cheap as before.
+            calls.append(f"await {call}")
+        else:
+            result = f"_r = {'await ' if h.is_async else ''}{call}"
+            calls.append(f"{result}; _r is None or {look.format(i=i)}")
+        if timed:
+            assert timing is not None
+            deadline = timing.deadlines[i] if h.is_async else None
+            calls[-1] = _timed(i, calls[-1], deadline)
+
+    is_async = any(h.is_async for h in handlers)
+    params = ", ".join(["event", *(f"{a}=None" for a in live_args)])
+    lines = [f"{'async ' if is_async else ''}def {name}({params}):"]
+    if controls:
+        lines.append("    _c = None")
+    counted = timing is not None and timing.counted
+    if all(p == "raise" for p in policies):  # the default: one try, as cheap as it gets
+        body = ["index = 0", "try:"]
+        for i, call in enumerate(calls):
+            if i:
+                body.append(f"    index = {i}")
+            body.append(_indent(call, "    "))
+        body += ["except Exception as exc:", "    _failed(exc, _handlers[index])", "    raise"]
+    else:
+        body = _mixed_policy_body(calls, policies, every_index=counted)
+    if counted:
+        # A try costs nothing until something raises (Python 3.11); ``index`` is the
+        # handler running, so those after it were not called (exact per-handler counts).
+        inner = body[1:] if body[0] == "index = 0" else body  # set once, outside
+        body = ["index = 0", "try:", _indent("\n".join(inner), "    ")]
+        body += ["except BaseException:", "    _cut(index)", "    raise"]
+    lines.append(_indent("\n".join(body), "    "))
+    if controls:
+        lines.append("    return _c")
+    return lines
+
+
+def _mixed_policy_body(
+    calls: Sequence[str], policies: Sequence[str], *, every_index: bool = False
+) -> list[str]:
     """Return the body of a chain whose handlers do not all have the "raise" policy.
 
     A "log" / "quarantine" handler gets its own ``try`` that hands the error to ``_failed``
     and goes on; a "collect" handler's ``try`` keeps the error in ``_errs``, raised as one
     ExceptionGroup after the chain. "raise" handlers share an outer ``try``, as in the
     default chain; if one raises after others were collected, the group includes it.
+    ``every_index`` sets ``index`` before every call, not only the "raise" handlers'.
     """
     collects = "collect" in policies
     raises = "raise" in policies
-    pad = "        " if raises else "    "
-    body = ["    _errs = None"] if collects else []
+    pad = "    " if raises else ""
+    body = ["_errs = None"] if collects else []
     if raises:
-        body += ["    index = 0", "    try:"]
+        body += ["index = 0", "try:"]
     for i, (call, policy) in enumerate(zip(calls, policies, strict=True)):
+        if policy == "raise" or every_index:
+            body.append(f"{pad}index = {i}")
         if policy == "raise":
-            body += [f"{pad}index = {i}", _indent(call, pad)]
+            body.append(_indent(call, pad))
             continue
         if policy == "collect":
             sink = f"_errs = _collect(_errs, exc, _handlers[{i}], event)"
@@ -237,12 +304,12 @@ def _mixed_policy_body(calls: Sequence[str], policies: Sequence[str]) -> list[st
             f"{pad}    {sink}",
         ]
     if raises:
-        body += ["    except Exception as exc:", "        _failed(exc, _handlers[index])"]
+        body += ["except Exception as exc:", "    _failed(exc, _handlers[index])"]
         if collects:
-            body.append("        _errs is None or _raise_group(_errs, exc)")
-        body.append("        raise")
+            body.append("    _errs is None or _raise_group(_errs, exc)")
+        body.append("    raise")
     if collects:
-        body.append("    _errs is None or _raise_group(_errs, None)")
+        body.append("_errs is None or _raise_group(_errs, None)")
     return body
 
 
