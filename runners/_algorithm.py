@@ -347,8 +347,9 @@ class Algorithm(LearnerHost, SyncFacade):
         """Return every request handlers made since the last result (docs/control.md).
 
         ``on_train_result`` and ``on_evaluate_end`` (also of an ``evaluate()`` between two
-        ``train()`` calls) through the Algorithm's publisher; ``on_sample_end`` and
-        ``on_episode_end`` of in-process runners, training and evaluation.
+        ``train()`` calls) through the Algorithm's publisher; ``on_sample_end``,
+        ``on_episode_end`` and ``on_episode_step`` of every runner (in-process, worker
+        process or Ray actor), training and evaluation.
         """
         groups = (self._env_runner_group, self.eval_env_runner_group)
         return Control.combine(

@@ -382,9 +382,10 @@ class EnvRunner(EpisodeLifecycle):
         return np.asarray(actions)[0]
 
     def take_control(self) -> Control | None:
-        """Return what ``on_sample_end`` / ``on_episode_end`` handlers asked for since last time.
+        """Return what ``on_sample_end`` / ``on_episode_*`` handlers asked for since last time.
 
-        The Algorithm reports it in ``train()``'s result when this runner is in-process.
+        The Algorithm reports it in ``train()``'s result; a worker process or Ray actor
+        sends it back with each reply (``backends/_worker.py``).
         """
         return self._publisher.take_control()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hookbus.kernel import Bus, Episode
+from hookbus.kernel import Bus, Control, Episode
 
 from .._env_runner import SampleSummary
 
@@ -31,7 +31,8 @@ class EnvRunnerHandle(Protocol):
     A handle whose worker is gone raises ``RemoteError`` with ``worker_lost=True`` from
     its requests and reports ``healthy`` False; a handler's or the env's own exception is
     raised as itself. Events the Algorithm's observers want are forwarded to its bus, in
-    order, before a request returns.
+    order, before a request returns; what the runner's handlers asked for (``Control``) is
+    kept until ``take_control()``.
     """
 
     worker_index: int
@@ -61,6 +62,15 @@ class EnvRunnerHandle(Protocol):
     @property
     def handler_errors(self) -> int:
         """Handler exceptions counted where the runner's own bus lives (0 if that is ours)."""
+        ...
+
+    def take_control(self) -> Control | None:
+        """Return what the runner's handlers asked for (``Control``) since last time; forget it.
+
+        Its ``on_sample_end``, ``on_episode_end`` and ``on_episode_step`` handlers, wherever
+        they run; a handle of a runner elsewhere keeps what came back with its replies (a
+        failed request's included). The Algorithm reports it in ``result["control"]``.
+        """
         ...
 
     async def setup(self) -> None:

@@ -251,15 +251,13 @@ class EnvRunnerGroup:
                 runner.module = module
 
     def take_control(self) -> Control | None:
-        """Return what handlers of in-process runners asked for (``Control``) since last time.
+        """Return what every runner's handlers asked for (``Control``) since last time.
 
-        Only in-process runners share the Algorithm's bus and objects; Controls returned in
-        worker processes stay there (docs/control.md).
+        In-process runners and remote ones alike: a remote handle keeps the Controls its
+        replies brought, a failed runner's included (docs/control.md).
         """
         runners = [self._local, *self.remote_env_runners]
-        return Control.combine(
-            *(r.env_runner.take_control() for r in runners if isinstance(r, InlineEnvRunner))
-        )
+        return Control.combine(*(runner.take_control() for runner in runners))
 
     def handler_errors(self) -> int:
         """Return the handler exceptions counted on the remote runners' own buses."""

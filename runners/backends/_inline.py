@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hookbus.kernel import Bus, Episode
+from hookbus.kernel import Bus, Control, Episode
 
 from .._env_runner import EnvRunner, SampleSummary
 from .._multi_agent_env_runner import env_runner_class
@@ -65,6 +65,10 @@ class InlineEnvRunner:
     def healthy(self) -> bool:
         """True unless ``kill()`` ended the runner (after its env failed) until ``setup()``."""
         return not self._killed
+
+    def take_control(self) -> Control | None:
+        """Return what the runner's handlers asked for since last time (shared bus, no copy)."""
+        return self.env_runner.take_control()
 
     async def setup(self) -> None:
         """Publish ``on_environment_created``; after ``kill()``, first make the runner anew."""

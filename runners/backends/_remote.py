@@ -4,7 +4,8 @@ A subclass moves messages (``_exchange``: a pipe to a worker process, a call on 
 actor) and manages where the runner lives (``setup``, ``stop``, ``kill``). This class turns
 the EnvRunner's API into requests (``_wire``) and replies back into results: it forwards
 the events the Algorithm's observers want, in order, counts the remote bus's handler
-errors, and raises a remote exception as itself, noting where it was raised.
+errors, keeps what its handlers asked for (``Control``, for ``take_control()``), and
+raises a remote exception as itself, noting where it was raised.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hookbus.events import BaseEvent
-from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Episode
+from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Control, Episode
 
 from .._env_runner import SampleSummary
 from ._services import serve
@@ -33,6 +34,7 @@ from ._wire import (
     ServiceResult,
     SetWeights,
     Summary,
+    control_from_wire,
     episode_from_wire,
     error_from_wire,
 )
@@ -66,6 +68,9 @@ class RemoteEnvRunner:
         self.handler_errors = 0
         """Handler exceptions the remote bus counted (under ``on_error="log"``), in all."""
         self._errors_before = 0  # counted by earlier incarnations (before a restart)
+        # Controls the replies brought since take_control(); a restart keeps them, since
+        # they were asked for all the same.
+        self._control: Control | None = None
 
     # --- what a transport provides ----------------------------------------------------------
 
@@ -94,6 +99,11 @@ class RemoteEnvRunner:
     def _restarted(self) -> None:
         """Note that a new remote side starts (its bus counts handler errors from 0)."""
         self._errors_before = self.handler_errors
+
+    def take_control(self) -> Control | None:
+        """Return what the remote handlers asked for (``Control``) since last time; forget it."""
+        control, self._control = self._control, None
+        return control
 
     # --- the EnvRunner's API ----------------------------------------------------------------
 
@@ -181,10 +191,15 @@ class RemoteEnvRunner:
                 await self.bus.forward(event)
 
     async def _request(self, message: Request, expect: type[R] = Done) -> R:  # type: ignore[assignment]
-        """Send ``message``, forward the reply's events, return the reply (``expect``)."""
+        """Send ``message``, forward the reply's events, return the reply (``expect``).
+
+        The reply's Controls are kept even when it reports a failure: they were made.
+        """
         message.forward = sorted(self.bus.observed_hooks())
         reply = await self._exchange(message)
         self.handler_errors = self._errors_before + reply.handler_errors
+        if reply.control is not None:
+            self._control = Control.combine(self._control, control_from_wire(reply.control))
         await self._forward(reply.events)
         if isinstance(reply, Failed):
             raise error_from_wire(reply.error, self.where)

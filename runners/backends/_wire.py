@@ -3,7 +3,8 @@
 Each direction is a tagged union of ``msgspec.Struct``s, framed as a 4-byte little-endian
 length and that many MessagePack bytes (numpy arrays as the codec's extension type).
 A request names the worker method that serves it (``method``); every reply carries the
-events the Algorithm's observers want and the worker bus's handler-error count.
+events the Algorithm's observers want, the worker bus's handler-error count and the
+``Control`` requests its handlers made since the previous reply.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, BinaryIO, ClassVar, Literal
 import msgspec
 
 from hookbus.events import Event, HookbusError, codec
+from hookbus.kernel import Control
 
 from .._env import is_env_failure, mark_env_failure
 from ._wire_episodes import (
@@ -42,9 +44,12 @@ __all__ = (
     "Setup",
     "Stop",
     "Summary",
+    "WireControl",
     "WireEpisode",
     "WireError",
     "WireMultiAgentEpisode",
+    "control_from_wire",
+    "control_to_wire",
     "decode_reply",
     "decode_request",
     "encode",
@@ -84,6 +89,45 @@ class WireError(msgspec.Struct, kw_only=True):
     text: str
     env_failure: bool = False
     """Whether it came out of the env's step() or reset() (a runner failure)."""
+
+
+class WireControl(msgspec.Struct, kw_only=True):
+    """A worker's ``Control`` requests (``kernel.Control``), with the handlers that made them."""
+
+    stop_training: bool = False
+    checkpoint: bool = False
+    evaluate: bool = False
+    end_episode: bool = False
+    reason: str | None = None
+    requested_by: dict[str, list[str]] = msgspec.field(default_factory=dict)
+
+
+def control_to_wire(control: Control | None) -> WireControl | None:
+    """Describe ``control`` for the Algorithm (None: nobody asked for anything)."""
+    if control is None:
+        return None
+    return WireControl(
+        stop_training=control.stop_training,
+        checkpoint=control.checkpoint,
+        evaluate=control.evaluate,
+        end_episode=control.end_episode,
+        reason=control.reason,
+        requested_by={name: list(who) for name, who in control.requested_by.items()},
+    )
+
+
+def control_from_wire(data: WireControl | None) -> Control | None:
+    """Rebuild a worker's ``Control``, keeping the names of the handlers that asked."""
+    if data is None:
+        return None
+    return Control(
+        stop_training=data.stop_training,
+        checkpoint=data.checkpoint,
+        evaluate=data.evaluate,
+        end_episode=data.end_episode,
+        reason=data.reason,
+        requested_by={name: tuple(who) for name, who in data.requested_by.items()},
+    )
 
 
 # --- requests (Algorithm -> worker) -----------------------------------------------------------
@@ -188,6 +232,8 @@ class _ReplyBase(msgspec.Struct, tag_field="reply", kw_only=True):
     events: list[Event] = msgspec.field(default_factory=list)
     handler_errors: int = 0
     """Handler exceptions the worker's bus counted so far (``on_error="log"``)."""
+    control: WireControl | None = None
+    """What the worker's handlers asked for (``Control``) since the previous reply."""
 
 
 class Done(_ReplyBase, tag="done"):

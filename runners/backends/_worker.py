@@ -41,6 +41,8 @@ from ._wire import (
     SetWeights,
     Stop,
     Summary,
+    WireControl,
+    control_to_wire,
     episode_to_wire,
     error_to_wire,
     frame,
@@ -67,16 +69,19 @@ class Worker:
         try:
             return self.handle(request)
         except BaseException as exc:
+            # What handlers asked for before the failure goes back with it: the runner may
+            # not serve another request (a restart builds it anew), so it would be lost.
             reply = Failed(
                 error=error_to_wire(exc),
                 events=self.forwarded,
                 handler_errors=self.handler_errors(),
+                control=self.take_control(),
             )
             self.forwarded = []
             return reply
 
     def handle(self, request: Request) -> Reply:
-        """Serve ``request``; the reply carries the events observers want."""
+        """Serve ``request``; the reply carries the events observers want and the Controls."""
         if not isinstance(request, Init):
             if self.runner is None:
                 raise RuntimeError("the worker got a request before init")
@@ -84,6 +89,7 @@ class Worker:
         reply: Reply = getattr(self, request.method)(request)
         reply.events, self.forwarded = self.forwarded, []
         reply.handler_errors = self.handler_errors()
+        reply.control = self.take_control()
         return reply
 
     # --- one method per request type --------------------------------------------------------
@@ -180,6 +186,10 @@ class Worker:
     def handler_errors(self) -> int:
         """Return how many handler exceptions this worker's bus counted (``on_error="log"``)."""
         return self.runner.bus.statistics().errors if self.runner is not None else 0
+
+    def take_control(self) -> WireControl | None:
+        """Return (and forget) what this worker's handlers asked for since the last reply."""
+        return control_to_wire(self.runner.take_control()) if self.runner is not None else None
 
 
 def _load_main(path: str) -> None:

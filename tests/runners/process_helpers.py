@@ -512,3 +512,34 @@ class EndsAtFive(Callback):
             assert len(episode) == 5
             assert episode.is_truncated
             assert not episode.is_terminated
+
+
+# --- Control results from remote runners (tests/runners/test_control.py) ---------------------
+
+
+class StopsOnce(Callback):
+    """Ask to stop at this instance's first sample end: once per runner, wherever it runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = False
+
+    def on_sample_end(self, **kwargs: Any) -> Control | None:
+        if self.asked:
+            return None
+        self.asked = True
+        return Control(stop_training=True, reason="sampled once")
+
+
+class CheckpointAtFirstStep(Callback):
+    """Ask for a checkpoint at this instance's first step, naming the runner in the reason."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = False
+
+    def on_episode_step(self, *, env_runner: Any, **kwargs: Any) -> Control | None:
+        if self.asked:
+            return None
+        self.asked = True
+        return Control(checkpoint=True, reason=f"runner {env_runner.worker_index}")

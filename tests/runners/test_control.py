@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,9 @@ import pytest
 from hookbus.kernel import Bus, Callback, Control
 from hookbus.runners import PPOConfig
 from hookbus.runners.app._cli import main
+
+sys.path.insert(0, str(Path(__file__).parent))  # so workers and actors import the helpers
+import process_helpers
 
 CALLBACKS = Path(__file__).parent / "app" / "control_callbacks.py"
 NOTHING = {
@@ -87,6 +91,68 @@ def test_in_process_runners_requests_are_reported_and_then_forgotten(
         "evaluate": ["RunnerAsks.on_sample_end"],
         "checkpoint": ["RunnerAsks.on_episode_end"],
     }
+
+
+@pytest.fixture(params=["process", "ray"])
+def two_remote_runners(request: pytest.FixtureRequest, small_ppo: PPOConfig) -> PPOConfig:
+    """Two runners in worker processes or Ray actors: handlers run on the workers' buses."""
+    if request.param == "ray":
+        request.getfixturevalue("ray_cluster")
+    return small_ppo.env_runners(
+        num_env_runners=2, backend=request.param, num_cpus_per_env_runner=0.5
+    )
+
+
+def test_remote_runners_requests_reach_the_result_with_the_handlers_named(
+    two_remote_runners: PPOConfig,
+) -> None:
+    config = two_remote_runners.callbacks([process_helpers.StopsOnce, process_helpers.EndsAtFive])
+    with config.build() as algo:
+        first, second = algo.train(), algo.train()
+    control = first["control"]
+    assert control["stop_training"]
+    assert control["end_episode"]
+    assert not control["checkpoint"]
+    assert control["requested_by"] == {
+        "stop_training": ["StopsOnce.on_sample_end"],
+        "end_episode": ["EndsAtFive.on_episode_step"],
+    }
+    assert set(control["reason"].split("; ")) == {"sampled once", "five steps are enough"}
+    assert first["env_runners"]["episode_len_max"] == 5  # the workers acted on end_episode
+    # The stop was taken with the first result; only the new end_episode requests remain.
+    assert second["control"] == {
+        **NOTHING,
+        "end_episode": True,
+        "reason": "five steps are enough",
+        "requested_by": {"end_episode": ["EndsAtFive.on_episode_step"]},
+    }
+
+
+def test_a_remote_request_is_reported_once(two_remote_runners: PPOConfig) -> None:
+    with two_remote_runners.callbacks(process_helpers.StopsOnce).build() as algo:
+        first, second = algo.train(), algo.train()
+    assert first["control"]["requested_by"] == {"stop_training": ["StopsOnce.on_sample_end"]}
+    assert second["control"] == NOTHING
+
+
+def test_a_failed_workers_requests_are_not_lost(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    # Runner 1's env raises at its 30th step: its worker is ended, and with it whatever the
+    # worker had not sent back. The checkpoint it asked for at its first step comes back
+    # with the failure's reply.
+    env_config = {"fail_on": [1], "how": "raise", "at_step": 30, "marker_dir": str(tmp_path)}
+    config = (
+        small_ppo.environment(process_helpers.Faulty, env_config=env_config)
+        .env_runners(num_env_runners=2, backend="process")
+        .fault_tolerance(delay_between_env_runner_restarts_s=0)
+        .callbacks(process_helpers.CheckpointAtFirstStep)
+    )
+    with config.build() as algo:
+        result = algo.train()
+    assert result["env_runner_group"]["num_healthy_env_runners"] == 1
+    assert result["control"]["requested_by"] == {
+        "checkpoint": ["CheckpointAtFirstStep.on_episode_step"]
+    }
+    assert set(result["control"]["reason"].split("; ")) == {"runner 1", "runner 2"}
 
 
 @pytest.mark.anyio
