@@ -49,7 +49,9 @@ def raw_gymnasium(steps: int) -> float:
     return vector_steps * NUM_ENVS / elapsed
 
 
-def hookbus_sampling(steps: int, *, callbacks: Any = None, random_actions: bool) -> float:
+def hookbus_sampling(
+    steps: int, *, callbacks: Any = None, random_actions: bool, statistics: bool = False
+) -> float:
     config = (
         PPOConfig()
         .environment("CartPole-v1")
@@ -57,7 +59,7 @@ def hookbus_sampling(steps: int, *, callbacks: Any = None, random_actions: bool)
         .debugging(seed=0)
     )
     if callbacks is not None:
-        config.callbacks(callbacks)
+        config.callbacks(callbacks, statistics=statistics)
     with config.build() as algo:
         runner = algo.env_runner
         sample = functools.partial(
@@ -172,6 +174,13 @@ def main(quick: bool) -> None:
         lambda: hookbus_sampling(steps, callbacks=AcrobotStyle, random_actions=True), repeats
     )
     rows.append(("hookbus, random actions, Acrobot-style callback", styled))
+    counted = best(
+        lambda: hookbus_sampling(
+            steps, callbacks=AcrobotStyle, random_actions=True, statistics=True
+        ),
+        repeats,
+    )
+    rows.append(("hookbus, same, statistics=True", counted))
     policy = best(lambda: hookbus_sampling(steps, random_actions=False), repeats)
     rows.append(("hookbus, PPO policy (numpy), no callbacks", policy))
     rows.append(
@@ -202,6 +211,7 @@ def main(quick: bool) -> None:
     checks = [
         ("no callbacks >= 0.70x floor", plain / floor, 0.70, True),
         ("Acrobot-style cost <= 25%", 1 - styled / plain, 0.25, False),
+        ("statistics=True cost <= 5%", 1 - counted / styled, 0.05, False),
         ("policy >= 5x RLlib's 6.7k steps/s", policy / rllib_policy_8, 5.0, True),
         ("process: 2 runners >= 1.6x one", two / one, 1.6, True),
     ]
