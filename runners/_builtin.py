@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from hookbus.kernel import Callback
+from hookbus.kernel import Callback, ConfigError
 
 __all__ = ("EnvRunnerMetrics",)
 
@@ -12,16 +13,26 @@ __all__ = ("EnvRunnerMetrics",)
 class EnvRunnerMetrics(Callback):
     """Log RLlib's ``env_runners/...`` metrics into each runner's logger.
 
-    Episode returns and lengths are windowed over the last
-    ``config.metrics_num_episodes_for_smoothing`` episodes of the runner's config (so
-    evaluation runners may differ), and windows slide across iterations, so
+    Episode returns and lengths are windowed, as in RLlib, over the runner's share of
+    ``config.metrics_num_episodes_for_smoothing``: ``ceil(smoothing / num_env_runners)``
+    episodes (at least 1), since the Algorithm merges the runners' windows into one
+    (evaluation runners use their own config). ``window`` overrides that, for a replay,
+    which has no runner (without one, 100). Windows slide across iterations, so
     ``episode_return_mean`` stays defined in an iteration in which no episode ended.
     """
+
+    def __init__(self, window: int | None = None) -> None:
+        super().__init__()
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
+            raise ConfigError(f"window must be None or an int >= 1, got {window!r}")
+        if window is not None and window < 1:
+            raise ConfigError(f"window must be None or an int >= 1, got {window!r}")
+        self.window = window
 
     def on_episode_end(
         self, *, episode: Any, env_runner: Any, metrics_logger: Any, **kwargs: Any
     ) -> None:
-        w = env_runner.config.metrics_num_episodes_for_smoothing if env_runner else 100
+        w = self.window or smoothing_window(env_runner.config if env_runner else None)
         ret, length = episode.get_return(), len(episode)
         log = metrics_logger.log_value
         log("episode_return_mean", ret, reduce="mean", window=w)
@@ -66,3 +77,16 @@ class EnvRunnerMetrics(Callback):
                 log(("num_agent_steps_sampled_lifetime", str(agent_id)), n, reduce="lifetime_sum")
                 log(("num_module_steps_sampled", module_id), n, reduce="sum", clear_on_reduce=True)
                 log(("num_module_steps_sampled_lifetime", module_id), n, reduce="lifetime_sum")
+
+
+def smoothing_window(config: Any) -> int:
+    """Return a runner's episode window: RLlib's share of the smoothing count (default 100).
+
+    RLlib's env runners log ``ceil(metrics_num_episodes_for_smoothing / num_env_runners)``
+    episodes (``num_env_runners`` 0 counting as 1): the Algorithm's parallel merge of the
+    runners' windows then spans about the configured number of episodes.
+    """
+    if config is None:
+        return 100
+    runners = config.num_env_runners or 1
+    return max(1, math.ceil(int(config.metrics_num_episodes_for_smoothing) / runners))
