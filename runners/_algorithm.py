@@ -72,6 +72,10 @@ class Algorithm(LearnerHost, SyncFacade):
             algorithm=self,
             metrics_logger=self.metrics,
         )
+        # While on_train_result runs: the results before it and the Controls so far
+        # (``_settle_result``).
+        self._logged: dict[str, Any] | None = None
+        self._control: Control | None = None
         self._state = "built"  # -> "ready" -> "stopped"
         self._loop: LoopThread | None = None
         if not in_event_loop():
@@ -175,31 +179,47 @@ class Algorithm(LearnerHost, SyncFacade):
         self.training_iteration += 1
         try:
             result = assemble_result(self)
-            # Requests made before on_train_result are in the result its handlers (the
-            # run-directory writers among them) see; theirs are added once they have run.
-            before = self._take_control()
-            result[CONTROL_KEY] = (before or _NO_CONTROL).to_result()
+            # Requests made before on_train_result are in the result its handlers see;
+            # theirs are added once they have run (or when a writer settles the result).
+            self._control = self._take_control()
+            result[CONTROL_KEY] = (self._control or _NO_CONTROL).to_result()
             if self._publisher.wants(TrainResult):
-                logged = results(self.metrics)
-                await self._publisher.publish(
-                    TrainResult,
-                    {"result": result},
-                    training_iteration=self.training_iteration,
-                    result=result,
-                )
-                # Metrics that on_train_result handlers logged belong to this iteration's
-                # result; what they wrote into `result` directly stays as they wrote it. So do
-                # their errors under on_error="log".
-                apply_changes(result, logged, results(self.metrics))
-                result["callbacks"] = callback_counts(self)
-                control = Control.combine(before, self._take_control())
-                result[CONTROL_KEY] = (control or _NO_CONTROL).to_result()
+                self._logged = results(self.metrics)
+                try:
+                    await self._publisher.publish(
+                        TrainResult,
+                        {"result": result},
+                        training_iteration=self.training_iteration,
+                        result=result,
+                    )
+                    self._settle_result(result)
+                finally:
+                    self._logged = None
             await self._apply_env_task_fn(result)
         finally:
             # Close the iteration even if a handler raised: per-iteration sums start again
             # at 0, so the next result counts only its own steps.
             self.metrics.reduce()
         return result
+
+    def _settle_result(self, result: dict[str, Any]) -> None:
+        """Bring into ``result`` what ``on_train_result`` handlers did so far.
+
+        Metrics they logged belong to this iteration's result; what they wrote into
+        ``result`` directly stays as they wrote it. So do their errors under
+        ``on_error="log"`` and their Controls. Called after the chain, and by the
+        run-directory writers, which run late in it, so that their files hold the result
+        ``train()`` returns. Does nothing outside the chain.
+        """
+        logged = self._logged
+        if logged is None:
+            return
+        now = results(self.metrics)
+        apply_changes(result, logged, now)
+        self._logged = now  # a second call adds only what changed since
+        result["callbacks"] = callback_counts(self)
+        self._control = Control.combine(self._control, self._take_control())
+        result[CONTROL_KEY] = (self._control or _NO_CONTROL).to_result()
 
     async def _restore_env_runners(self) -> None:
         """Restart failed training runners the settings allow; announce them (RLlib's way).

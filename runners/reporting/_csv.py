@@ -34,7 +34,7 @@ class CsvLogger(RunDirWriter):
         self._index: dict[str, int] = {}
         self._started = False
 
-    def on_train_result(self, *, result: dict[str, Any], **kwargs: Any) -> None:
+    def write_result(self, result: dict[str, Any]) -> None:
         """Append ``result``'s row, or rewrite the file if it brings new keys."""
         flat = list(flatten(result))
         new = [key for key, _ in flat if key not in self._index]

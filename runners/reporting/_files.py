@@ -83,14 +83,22 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+WRITER_PRIORITY = -1000
+"""The writers' ``priority``: after the ``on_train_result`` handlers that add to the result."""
+
+
 class RunDirWriter(Callback):
     """Base of the writers: an observer of ``on_algorithm_init`` and ``on_train_result``.
 
     The directory is made at construction, so that a bad ``logdir`` fails before training.
-    Subclasses set ``_fresh()`` (their state without open files) and ``close()``.
+    Subclasses set ``_fresh()`` (their state without open files), ``write_result()`` and
+    ``close()``. Writers run late in the ``on_train_result`` chain (``WRITER_PRIORITY``) and
+    write the result as ``train()`` will return it, the metrics that the handlers before
+    them logged included.
     """
 
     observer = True
+    priority: ClassVar[int] = WRITER_PRIORITY
     _HOOKS: ClassVar[tuple[str, ...]] = ("on_algorithm_init", "on_train_result")
 
     def __init__(self, logdir: str | os.PathLike[str]) -> None:
@@ -106,6 +114,18 @@ class RunDirWriter(Callback):
 
     def _fresh(self) -> None:
         """Set the state of a writer that has opened nothing yet."""
+
+    def on_train_result(
+        self, *, result: dict[str, Any], algorithm: Any = None, **kwargs: Any
+    ) -> None:
+        """Write ``result``, with what handlers logged so far (replays have no Algorithm)."""
+        if algorithm is not None:
+            algorithm._settle_result(result)
+        self.write_result(result)
+
+    def write_result(self, result: dict[str, Any]) -> None:
+        """Write one iteration's ``result``."""
+        raise NotImplementedError
 
     def wanted_hooks(self) -> Collection[str] | None:
         """Subscribe only to the hooks a run directory needs, of those this writer overrides."""

@@ -34,7 +34,7 @@ class JsonLogger(RunDirWriter):
             return
         atomic_write(self.logdir / PARAMS_FILE, encode_pretty(algorithm.config.to_dict()))
 
-    def on_train_result(self, *, result: dict[str, Any], **kwargs: Any) -> None:
+    def write_result(self, result: dict[str, Any]) -> None:
         """Append ``result`` as one line of ``result.jsonl`` and flush it."""
         line = encode_line(result)
         file = self._file

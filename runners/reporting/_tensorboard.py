@@ -69,7 +69,7 @@ class TensorBoardLogger(RunDirWriter):
         self._writer: Any = None
         self._results = 0
 
-    def on_train_result(self, *, result: dict[str, Any], **kwargs: Any) -> None:
+    def write_result(self, result: dict[str, Any]) -> None:
         """Add ``result``'s numeric values as scalars at its step, and flush."""
         self._results += 1
         step = int(result.get(STEP_KEY, self._results))

@@ -34,13 +34,26 @@ class EpisodeLength(Callback):
         metrics_logger.log_value("my_metric", len(episode), window=10)
 
 
+class IterationSeen(Callback):
+    """Logs in on_train_result, listed after the writers: its metric is in their files."""
+
+    def on_train_result(self, *, algorithm: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        metrics_logger.log_value("iteration_seen", algorithm.training_iteration, window=1)
+
+
 def _config(logdir: Path) -> PPOConfig:
     return (
         PPOConfig()
         .environment("CartPole-v1")
         # vf_clip_param inf (no clipping): a setting that JSON's null would lose.
         .training(train_batch_size=200, minibatch_size=50, num_epochs=1, vf_clip_param=math.inf)
-        .callbacks(callbacks_class=[EpisodeLength, *output_callbacks(logdir, tensorboard=True)])
+        .callbacks(
+            callbacks_class=[
+                EpisodeLength,
+                *output_callbacks(logdir, tensorboard=True),
+                IterationSeen,
+            ]
+        )
         .debugging(seed=0)
     )
 
@@ -84,6 +97,21 @@ def test_result_jsonl_has_every_iterations_full_result(
     lines = (logdir / "result.jsonl").read_text().splitlines()
     assert [_strict_json(line) for line in lines] == returned
     assert all("my_metric" in result["env_runners"] for result in returned)
+
+
+def test_metrics_logged_in_on_train_result_are_in_that_iterations_files(
+    run: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    # Writers run late in the chain, after IterationSeen although it is listed after them.
+    logdir, _ = run
+    lines = [json.loads(line) for line in (logdir / "result.jsonl").read_text().splitlines()]
+    assert [line["iteration_seen"] for line in lines] == list(range(1, ITERATIONS + 1))
+    with open(logdir / "progress.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [float(row["iteration_seen"]) for row in rows] == list(range(1, ITERATIONS + 1))
+    events = EventAccumulator(str(logdir))
+    events.Reload()
+    assert [s.value for s in events.Scalars("iteration_seen")] == [1.0, 2.0, 3.0]
 
 
 def test_progress_csv_has_a_row_per_iteration(run: tuple[Path, list[dict[str, Any]]]) -> None:
