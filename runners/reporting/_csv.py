@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._files import RunDirWriter, atomic_write, encode_line, flatten
+from ._files import RunDirWriter, atomic_write, encode_line, flatten, resumed_at
 
 __all__ = ("PROGRESS_FILE", "CsvLogger")
 
@@ -36,6 +36,10 @@ class CsvLogger(RunDirWriter):
 
     def write_result(self, result: dict[str, Any]) -> None:
         """Append ``result``'s row, or rewrite the file if it brings new keys."""
+        if not self._started:
+            iteration = resumed_at(result)
+            if iteration is not None:
+                self._resume(iteration)
         flat = list(flatten(result))
         new = [key for key, _ in flat if key not in self._index]
         if new or not self._started:
@@ -47,6 +51,26 @@ class CsvLogger(RunDirWriter):
                 file = self._file = self._append()
             file.write(self._row(flat))
             file.flush()
+
+    def _resume(self, iteration: int) -> None:
+        """Keep the rows of the iterations before ``iteration`` that a file there has.
+
+        Torn rows (a crash mid-write) and the iterations the restored run writes again are
+        dropped; a file without a ``training_iteration`` column is not ours to keep.
+        """
+        path = self.logdir / PROGRESS_FILE
+        try:
+            with open(path, newline="", encoding="utf-8") as file:
+                header, *rows = list(csv.reader(file)) or [[]]
+        except (FileNotFoundError, UnicodeDecodeError, csv.Error):
+            return
+        if "training_iteration" not in header:
+            return
+        column = header.index("training_iteration")
+        kept = [row for row in rows if len(row) == len(header) and _before(row[column], iteration)]
+        self._add_columns(header)
+        atomic_write(path, _csv_text([header, *kept]).encode("utf-8"))
+        self._started = True
 
     def _add_columns(self, keys: Iterable[str]) -> None:
         for key in keys:
@@ -106,3 +130,10 @@ def _cell(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)  # round-trips floats exactly; float() reads "nan" and "inf" back
     return encode_line(value)[:-1].decode("utf-8")  # lists, arrays: JSON text
+
+
+def _before(cell: str, iteration: int) -> bool:
+    try:
+        return int(cell) < iteration
+    except ValueError:
+        return False

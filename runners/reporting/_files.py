@@ -19,7 +19,7 @@ import numpy as np
 
 from hookbus.kernel import Callback, ConfigError
 
-__all__ = ("RunDirWriter", "atomic_write", "encode_line", "encode_pretty", "flatten")
+__all__ = ("RunDirWriter", "atomic_write", "encode_line", "encode_pretty", "flatten", "resumed_at")
 
 
 def _plain(value: Any) -> Any:
@@ -141,3 +141,16 @@ class RunDirWriter(Callback):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({os.fspath(self.logdir)!r})"
+
+
+def resumed_at(result: dict[str, Any]) -> int | None:
+    """Return the iteration a run restored from a checkpoint goes on from, else None.
+
+    A writer's first result tells: ``training_iteration`` above 1 means the Algorithm
+    was restored (``--restore``, ``restore_from_path``), and the files in its directory
+    keep the iterations before this one, as Tune's resumed trials keep theirs.
+    """
+    iteration = result.get("training_iteration")
+    if isinstance(iteration, int) and iteration > 1:
+        return iteration
+    return None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._files import RunDirWriter, atomic_write, encode_line, encode_pretty
+from ._files import RunDirWriter, atomic_write, encode_line, encode_pretty, resumed_at
 
 __all__ = ("PARAMS_FILE", "RESULT_FILE", "JsonLogger")
 
@@ -39,10 +41,15 @@ class JsonLogger(RunDirWriter):
         line = encode_line(result)
         file = self._file
         if file is None:
-            # The first open starts the file afresh; a reopen after close() appends.
+            # The first open starts the file afresh (a resumed run keeps the lines of the
+            # iterations before its own); a reopen after close() appends.
             path = self.logdir / RESULT_FILE
-            file = self._file = open(path, "ab") if self._started else open(path, "wb")
-            self._started = True
+            if not self._started:
+                iteration = resumed_at(result)
+                kept = _lines_before(path, iteration) if iteration is not None else []
+                atomic_write(path, b"".join(kept))
+                self._started = True
+            file = self._file = open(path, "ab")
         file.write(line)
         file.flush()
 
@@ -51,3 +58,25 @@ class JsonLogger(RunDirWriter):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _lines_before(path: Path, iteration: int) -> list[bytes]:
+    """Return the whole lines of ``path`` whose ``training_iteration`` is below ``iteration``.
+
+    Torn or unreadable lines (a crash mid-write) and the iterations a restored run will
+    write again are left out; a missing file has none.
+    """
+    try:
+        with open(path, "rb") as file:
+            lines = file.readlines()
+    except FileNotFoundError:
+        return []
+    kept = []
+    for line in lines:
+        try:
+            done = json.loads(line).get("training_iteration")
+        except (ValueError, AttributeError):
+            continue
+        if line.endswith(b"\n") and isinstance(done, int) and done < iteration:
+            kept.append(line)
+    return kept

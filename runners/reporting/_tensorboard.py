@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from typing import Any
@@ -11,7 +12,7 @@ import numpy as np
 from hookbus.kernel import Callback, ConfigError
 
 from ._csv import CsvLogger
-from ._files import RunDirWriter, flatten
+from ._files import RunDirWriter, flatten, resumed_at
 from ._json import JsonLogger
 
 __all__ = ("STEP_KEY", "TensorBoardLogger", "output_callbacks")
@@ -76,9 +77,16 @@ class TensorBoardLogger(RunDirWriter):
         writer = self._writer
         if writer is None:
             # Opened on first use: the writer starts a thread and makes its file right away.
-            # max_queue: one iteration's scalars fit without a mid-iteration write.
+            # max_queue: one iteration's scalars fit without a mid-iteration write. A
+            # restored run hides the steps from its first one on that an earlier run wrote
+            # past its checkpoint (purge_step), so its curves do not fold back.
+            purge = step if self._results == 1 and resumed_at(result) is not None else None
             writer = self._writer = _tensorboardx().SummaryWriter(
-                os.fspath(self.logdir), max_queue=1024, flush_secs=3600
+                os.fspath(self.logdir),
+                max_queue=1024,
+                flush_secs=3600,
+                purge_step=purge,
+                filename_suffix=_unique_suffix(),
             )
         for tag, value in _scalars(result):
             writer.add_scalar(tag, value, global_step=step)
@@ -110,3 +118,16 @@ def output_callbacks(
     if tensorboard:
         writers.append(TensorBoardLogger(logdir))
     return writers
+
+
+_opened = itertools.count(1)
+
+
+def _unique_suffix() -> str:
+    """Return an event-file name suffix no other writer of this process uses.
+
+    tensorboardX names a file by the second and the host only, so two writers opened in
+    the same second (a run resumed at once, a quick rerun) would write one file over the
+    other. The count is zero-padded: TensorBoard reads a directory's files in name order.
+    """
+    return f".{os.getpid()}.{next(_opened):06d}"
