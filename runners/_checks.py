@@ -89,8 +89,12 @@ def check_fault_tolerance(config: Any) -> None:
         raise ConfigError(
             f"delay_between_env_runner_restarts_s must be a number >= 0, got {delay!r}"
         )
+    tolerance = config.num_consecutive_env_runner_failures_tolerance
+    int_at_least("num_consecutive_env_runner_failures_tolerance", tolerance, 0)
     probe = config.env_runner_health_probe_timeout_s
     number_above("env_runner_health_probe_timeout_s", probe, 0)
+    restore = config.env_runner_restore_timeout_s
+    number_above("env_runner_restore_timeout_s", restore, 0)
 
 
 def int_at_least(name: str, value: object, low: int) -> None:

@@ -30,7 +30,6 @@ logger = logging.getLogger("hookbus")
 # as the runner's failure, where a handler's exception propagates. An instance attribute, so
 # it pickles with the exception (to the Algorithm's process).
 _ENV_FAILURE = "_hookbus_env_failure"
-_RESET_ATTEMPTS = 3  # restart_failed_sub_environments: tries to reset a sub-env afresh
 
 
 class EnvContext(dict[str, Any]):
@@ -155,14 +154,26 @@ class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
     ``step()`` that raised ends its episode truncated (the last good observation, reward 0,
     ``info["env_step_failure"]`` naming the error), and the vector env resets the new
     sub-env at its next step. A ``reset()`` that raised is tried again on a new sub-env.
+    More than ``tolerance`` failures in a row (no step succeeding in between) raise the
+    last one instead: the env is broken, not flaky, and its runner fails as a whole.
     """
 
-    def __init__(self, make: Callable[[], gym.Env[Any, Any]]) -> None:
+    def __init__(self, make: Callable[[], gym.Env[Any, Any]], tolerance: int) -> None:
         super().__init__(make())
         self._make = make
         self._last_obs: Any = None
+        self._tolerance = tolerance
+        self._failures_in_a_row = 0
 
     def _recreate(self, exc: Exception, call: str) -> None:
+        self._failures_in_a_row += 1
+        if self._failures_in_a_row > self._tolerance:
+            exc.add_note(
+                f"hookbus: this sub-env failed {self._failures_in_a_row} times in a row, more "
+                f"than config.fault_tolerance(num_consecutive_env_runner_failures_tolerance="
+                f"{self._tolerance}) allows under restart_failed_sub_environments"
+            )
+            raise exc
         logger.warning(
             "hookbus: a sub-env's %s raised %r; making it anew (restart_failed_sub_environments)",
             call,
@@ -175,17 +186,14 @@ class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
         self.env = self._make()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        for attempt in range(_RESET_ATTEMPTS):
+        while True:  # until a reset works or _recreate gives up (raises)
             try:
                 obs, info = self.env.reset(seed=seed, options=options)
             except Exception as exc:
-                if attempt == _RESET_ATTEMPTS - 1:
-                    raise
                 self._recreate(exc, "reset()")
                 continue
             self._last_obs = obs
             return obs, info
-        raise AssertionError("unreachable")
 
     def step(self, action: Any) -> Any:
         try:
@@ -193,6 +201,7 @@ class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
         except Exception as exc:
             self._recreate(exc, "step()")
             return self._last_obs, 0.0, False, True, {"env_step_failure": repr(exc)}
+        self._failures_in_a_row = 0
         self._last_obs = obs
         return obs, reward, terminated, truncated, info
 
@@ -203,19 +212,21 @@ def make_vector_env(
     context: EnvContext,
     *,
     restart_failed_sub_environments: bool = False,
+    sub_env_failures_tolerance: int = 100,
 ) -> gym.vector.SyncVectorEnv:
     """Build a synchronous vector env of ``num_envs`` sub-envs (RLlib steps them in-process).
 
     A registered id gets ``env_config`` as keyword arguments to ``gymnasium.make``; an Env
     class or a creator function gets the sub-env's ``EnvContext``. Exceptions of its
     ``step()`` and ``reset()`` are marked (``is_env_failure``); with
-    ``restart_failed_sub_environments`` a sub-env that raises is made anew instead.
+    ``restart_failed_sub_environments`` a sub-env that raises is made anew instead, up to
+    ``sub_env_failures_tolerance`` times in a row.
     """
 
     def creator(index: int) -> Callable[[], gym.Env[Any, Any]]:
         make = _single_agent(env, env_maker(env, context.with_vector_index(index)))
         if restart_failed_sub_environments:
-            return lambda: _Restarting(make)
+            return lambda: _Restarting(make, sub_env_failures_tolerance)
         return make
 
     check_env(env)

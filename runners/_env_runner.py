@@ -94,6 +94,7 @@ class EnvRunner(EpisodeLifecycle):
             self.config.num_envs_per_env_runner,
             self.env_context,
             restart_failed_sub_environments=self.config.restart_failed_sub_environments,
+            sub_env_failures_tolerance=self.config.num_consecutive_env_runner_failures_tolerance,
         )
         if seed is not None:
             env.action_space.seed(seed)

@@ -236,6 +236,7 @@ class Evaluation:
                         runner, share, outcome = await receive.receive()
                         running -= 1
                         if isinstance(outcome, SampleSummary):
+                            self._sampled()
                             summaries.append(outcome)
                             idle.append(runner)
                         else:
@@ -286,6 +287,7 @@ class Evaluation:
                 if not isinstance(outcome, SampleSummary):
                     await self._failed(runner, outcome)
                     return
+                self._sampled()
                 summaries.append(outcome)
                 elapsed = time.monotonic() - began
                 if elapsed > 0:
@@ -324,6 +326,11 @@ class Evaluation:
                 return exc
             raise
         return summary
+
+    def _sampled(self) -> None:
+        """Tell the group a runner returned a sample: its failures are no longer in a row."""
+        if self.group is not None:
+            self.group.sampled()
 
     async def _failed(self, runner: EnvRunnerHandle, outcome: BaseException) -> None:
         """Take a failed runner out of service, or raise, as the fault-tolerance settings say."""

@@ -85,7 +85,9 @@ class ConfigSections:
     max_num_env_runner_restarts: int
     delay_between_env_runner_restarts_s: float
     restart_failed_sub_environments: bool
+    num_consecutive_env_runner_failures_tolerance: int
     env_runner_health_probe_timeout_s: float
+    env_runner_restore_timeout_s: float
     policies: Any
     policy_mapping_fn: Callable[..., str] | None
     policies_to_train: Any
@@ -177,9 +179,19 @@ class ConfigSections:
         max_num_env_runner_restarts: int = NOT_SET,
         delay_between_env_runner_restarts_s: float = NOT_SET,
         restart_failed_sub_environments: bool = NOT_SET,
+        num_consecutive_env_runner_failures_tolerance: int = NOT_SET,
         env_runner_health_probe_timeout_s: float = NOT_SET,
+        env_runner_restore_timeout_s: float = NOT_SET,
     ) -> Self:
-        """Set how failed EnvRunners are restarted: RLlib's settings (docs/scaling.md)."""
+        """Set how failed EnvRunners are restarted: RLlib's settings (docs/scaling.md).
+
+        ``num_consecutive_env_runner_failures_tolerance`` (RLlib's, default 100): how many
+        runner failures in a row, with no sample returned in between, ``train()`` goes on
+        after; one more is raised. It also bounds a sub-env's failures in a row under
+        ``restart_failed_sub_environments``. ``env_runner_restore_timeout_s`` (RLlib's,
+        default 1800): how long a restarted remote runner may take to load the learner's
+        weights before the restart counts as failed.
+        """
         return self._update("fault_tolerance", given(locals()))
 
     def multi_agent(

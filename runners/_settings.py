@@ -117,7 +117,9 @@ class FaultToleranceSettings(Settings):
     max_num_env_runner_restarts: int = 1000
     delay_between_env_runner_restarts_s: float = 60.0
     restart_failed_sub_environments: bool = False
+    num_consecutive_env_runner_failures_tolerance: int = 100
     env_runner_health_probe_timeout_s: float = 30.0
+    env_runner_restore_timeout_s: float = 1800.0
 
 
 class MultiAgentSettings(Settings):

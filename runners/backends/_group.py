@@ -73,6 +73,9 @@ class EnvRunnerGroup:
         """The event loop thread that sync calls go to (None: the caller's loop)."""
         self._failed: dict[int, float] = {}  # worker index -> when it failed (monotonic)
         self._restarts: dict[int, int] = {}  # worker index -> restarts tried
+        # Runner failures (restarts that failed included) since a runner last returned a
+        # sample: num_consecutive_env_runner_failures_tolerance bounds it.
+        self._failures_in_a_row = 0
 
     @property
     def sampling_runners(self) -> Sequence[EnvRunnerHandle]:
@@ -117,23 +120,43 @@ class EnvRunnerGroup:
         """Take remote runner ``worker_index`` out of service (its worker is gone)."""
         self._failed.setdefault(worker_index, time.monotonic())
 
+    def sampled(self) -> None:
+        """Note that a runner returned a sample: runner failures are no longer in a row."""
+        self._failures_in_a_row = 0
+
     async def fail(self, runner: EnvRunnerHandle, exc: BaseException) -> bool:
         """Take ``runner`` out of service for ``exc``, a runner failure; end its worker.
 
         Return whether the settings tolerate it (``restart_failed_env_runners`` or
-        ``ignore_env_runner_failures``); if not, ``exc`` gets a note naming them, for the
-        caller to raise.
+        ``ignore_env_runner_failures``, and at most
+        ``num_consecutive_env_runner_failures_tolerance`` failures in a row); if not, ``exc``
+        gets a note naming them, for the caller to raise.
         """
         self.mark_failed(runner.worker_index)
         await runner.kill()
         config = self.config
         if config.restart_failed_env_runners or config.ignore_env_runner_failures:
+            if not self._tolerate_one_more(exc):
+                return False
             logger.warning("hookbus: %s failed; going on without it: %s", runner.where, exc)
             return True
         exc.add_note(
             f"hookbus: env runner {runner.worker_index} failed; "
             f"config.fault_tolerance(restart_failed_env_runners=True) would have restarted "
             f"it (ignore_env_runner_failures=True: go on without it)"
+        )
+        return False
+
+    def _tolerate_one_more(self, exc: BaseException) -> bool:
+        """Count one more runner failure in a row; if too many, note so on ``exc``."""
+        self._failures_in_a_row += 1
+        tolerance = self.config.num_consecutive_env_runner_failures_tolerance
+        if self._failures_in_a_row <= tolerance:
+            return True
+        exc.add_note(
+            f"hookbus: {self._failures_in_a_row} env runner failures in a row, with no sample "
+            f"returned in between, exceed "
+            f"config.fault_tolerance(num_consecutive_env_runner_failures_tolerance={tolerance})"
         )
         return False
 
@@ -146,12 +169,16 @@ class EnvRunnerGroup:
         (a handler's), a failure the settings do not tolerate, or the local runner's error
         is raised once every outcome was handled (the first, the others in a note).
         """
-        results: list[tuple[EnvRunnerHandle, T]] = []
+        results = [
+            (runner, outcome)
+            for runner, outcome in zip(runners, outcomes, strict=True)
+            if not isinstance(outcome, Exception)
+        ]
         errors: list[Exception] = []
         for runner, outcome in zip(runners, outcomes, strict=True):
             if not isinstance(outcome, Exception):
-                results.append((runner, outcome))
-            elif runner is self._local or not is_runner_failure(outcome):
+                continue
+            if runner is self._local or not is_runner_failure(outcome):
                 errors.append(outcome)
             elif not await self.fail(runner, outcome):
                 errors.append(outcome)
@@ -218,24 +245,31 @@ class EnvRunnerGroup:
     async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
         runner = self.remote_env_runners[worker_index - 1]
         self._restarts[worker_index] = self._restarts.get(worker_index, 0) + 1
-
-        async def start() -> None:
-            await runner.setup()
-            await runner.set_weights(weights)
-
+        config = self.config
         try:
             await runner.kill()  # make sure the old worker is gone
             # RLlib's health probe: a restarted runner must answer in time to count as back.
             await within(
                 runner,
-                self.config.env_runner_health_probe_timeout_s,
-                start,
+                config.env_runner_health_probe_timeout_s,
+                runner.setup,
                 what="start",
                 setting="env_runner_health_probe_timeout_s",
             )
-        except Exception as exc:  # a restart that fails is one more failure, not fatal
+            # RLlib's restore: the restarted runner gets the current state in time, or it
+            # would sample with weights it never got.
+            await within(
+                runner,
+                config.env_runner_restore_timeout_s,
+                functools.partial(runner.set_weights, weights),
+                what="load the learner's weights",
+                setting="env_runner_restore_timeout_s",
+            )
+        except Exception as exc:  # a restart that fails is one more failure, not fatal...
             await runner.kill()
             self._failed[worker_index] = time.monotonic()
+            if not self._tolerate_one_more(exc):  # ... unless there were too many in a row
+                raise
             logger.warning("hookbus: restarting %s failed: %r", runner.where, exc)
             return False
         del self._failed[worker_index]
@@ -291,6 +325,8 @@ class EnvRunnerGroup:
                 break
             share = math.ceil(missing / len(runners))
             outcomes = await collect([functools.partial(self._sample, r, share) for r in runners])
+            if any(not isinstance(outcome, Exception) for outcome in outcomes):
+                self.sampled()  # before the round's failures are counted: they come after
             sampled = await self._settle(runners, outcomes)
             for _, part in sampled:
                 episodes.extend(part)

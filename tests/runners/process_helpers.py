@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 
 from hookbus.kernel import Callback, Control
-from hookbus.runners import TaskSettableEnv
+from hookbus.runners import PPOModule, TaskSettableEnv
 
 
 class WorkerSide(Callback):
@@ -543,3 +543,40 @@ class CheckpointAtFirstStep(Callback):
             return None
         self.asked = True
         return Control(checkpoint=True, reason=f"runner {env_runner.worker_index}")
+
+
+_IMPORTED_AT = time.time()  # in a worker process: when it started (it imports this module)
+
+
+class SlowToRestore(Callback):
+    """Make the learner's module hang in ``set_state`` in a worker that started after a failure.
+
+    ``marker`` is the file ``Faulty`` writes when it fails: a process importing this module
+    after that is a restarted runner, whose restore (the learner's weights) then never ends.
+    """
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.marker = marker
+
+    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
+        module = algorithm.learner.module
+        assert type(module) is PPOModule
+        module.__class__ = HangingPPOModule  # a worker's copy unpickles as this class
+        module.hang_marker = self.marker
+
+
+class HangsAfterFailure:
+    """A module mixin: ``set_state`` hangs in a process started after ``hang_marker`` exists."""
+
+    hang_marker: str
+
+    def set_state(self, state: Any) -> None:
+        marker = self.hang_marker
+        if os.path.exists(marker) and os.path.getmtime(marker) < _IMPORTED_AT:
+            time.sleep(3600)
+        super().set_state(state)  # type: ignore[misc]
+
+
+class HangingPPOModule(HangsAfterFailure, PPOModule):
+    """A PPOModule that hangs as ``HangsAfterFailure`` says."""

@@ -278,3 +278,129 @@ def test_observers_of_a_killed_worker_keep_order_per_source(
     assert set(by_source) == {"env_runner:1", "env_runner:2"}
     for seqs in by_source.values():
         assert seqs == sorted(seqs)
+
+
+def test_failure_tolerance_and_restore_timeout_defaults_and_bad_values() -> None:
+    config = PPOConfig().environment("CartPole-v1")
+    assert config.num_consecutive_env_runner_failures_tolerance == 100
+    assert config.env_runner_restore_timeout_s == 1800.0
+    config.fault_tolerance(
+        num_consecutive_env_runner_failures_tolerance=0, env_runner_restore_timeout_s=0.5
+    ).validate()
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(
+            ConfigError,
+            match=rf"num_consecutive_env_runner_failures_tolerance must be an int >= 0, "
+            rf"got {bad!r}",
+        ):
+            config.fault_tolerance(num_consecutive_env_runner_failures_tolerance=bad).validate()
+    config.fault_tolerance(num_consecutive_env_runner_failures_tolerance=100)
+    for bad in (0, -5, None, "1800"):
+        with pytest.raises(
+            ConfigError, match=rf"env_runner_restore_timeout_s must be a number > 0, got {bad!r}"
+        ):
+            config.fault_tolerance(env_runner_restore_timeout_s=bad).validate()
+    with pytest.raises(ConfigError, match=r"did you mean 'env_runner_restore_timeout_s'"):
+        config.update_from_dict({"worker_restore_timeout_s": 60})
+
+
+def always_failing(
+    small_ppo: PPOConfig, *, fail_on: list[int], tolerance: int, backend: str = "inline"
+) -> PPOConfig:
+    """Two runners whose first env raises at its 30th step in every runner ``fail_on`` names,
+    restarted or not (no marker file)."""
+    env_config = {"fail_on": fail_on, "how": "raise", "at_step": 30}
+    return (
+        small_ppo.environment(process_helpers.Faulty, env_config=env_config)
+        .env_runners(num_env_runners=2, backend=backend)
+        .fault_tolerance(
+            delay_between_env_runner_restarts_s=0,
+            num_consecutive_env_runner_failures_tolerance=tolerance,
+        )
+    )
+
+
+@pytest.mark.parametrize("backend", ["inline", "process"])
+def test_more_failures_in_a_row_than_the_tolerance_are_raised(
+    small_ppo: PPOConfig, backend: str
+) -> None:
+    # Both runners fail every round, so failures add up: 2, then 4 > 3.
+    config = always_failing(small_ppo, fail_on=[1, 2], tolerance=3, backend=backend)
+    with config.build() as algo:
+        first = algo.train()  # both fail: 2 in a row, tolerated; the round ends short
+        assert first["env_runner_group"]["num_healthy_env_runners"] == 0
+        with pytest.raises(ValueError, match=r"env failed at step 30") as info:
+            algo.train()  # both restarted, both fail again: 4 in a row
+    notes = "\n".join(info.value.__notes__)
+    assert "4 env runner failures in a row, with no sample returned in between" in notes
+    assert "num_consecutive_env_runner_failures_tolerance=3" in notes
+    assert children() == []
+
+
+def test_a_sample_returned_in_between_resets_the_count(small_ppo: PPOConfig) -> None:
+    # Runner 1 fails every iteration; runner 2's samples come in between, so never 2 in a row.
+    config = always_failing(small_ppo, fail_on=[1], tolerance=1)
+    with config.build() as algo:
+        results = [algo.train() for _ in range(4)]
+    assert [r["env_runner_group"]["num_remote_env_runner_restarts"] for r in results] == [
+        0,
+        1,
+        2,
+        3,
+    ]
+    assert all(r["num_env_steps_sampled_lifetime"] >= 200 * (i + 1) for i, r in enumerate(results))
+
+
+def test_tolerance_zero_raises_the_first_failure_despite_restarts(small_ppo: PPOConfig) -> None:
+    config = always_failing(small_ppo, fail_on=[1], tolerance=0)
+    with config.build() as algo:
+        with pytest.raises(ValueError, match=r"env failed at step 30") as info:
+            algo.train()
+    assert "num_consecutive_env_runner_failures_tolerance=0" in "\n".join(info.value.__notes__)
+
+
+def test_a_sub_env_failing_more_often_in_a_row_than_the_tolerance_fails(
+    small_ppo: PPOConfig,
+) -> None:
+    # Every new sub-env 0 raises at its first step: restarting it cannot help.
+    env_config = {"fail_on": [0], "how": "raise", "at_step": 1}
+    config = (
+        small_ppo.environment(process_helpers.Faulty, env_config=env_config)
+        .env_runners(num_envs_per_env_runner=2)
+        .fault_tolerance(
+            restart_failed_sub_environments=True, num_consecutive_env_runner_failures_tolerance=3
+        )
+        .callbacks(process_helpers.TruncatedEnds())
+    )
+    with config.build() as algo:
+        with pytest.raises(ValueError, match=r"env failed at step 1") as info:
+            algo.train()
+        ends = algo.bus.callbacks[0]
+    assert len(ends.failures) == 3  # type: ignore[attr-defined]
+    notes = "\n".join(info.value.__notes__)
+    assert "this sub-env failed 4 times in a row" in notes
+    assert "num_consecutive_env_runner_failures_tolerance=3" in notes
+
+
+def test_a_restore_slower_than_its_timeout_fails_the_restart(
+    small_ppo: PPOConfig, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    marker = str(tmp_path / "failed-1")
+    config = (
+        faulty(small_ppo, tmp_path, how="raise")
+        .fault_tolerance(env_runner_restore_timeout_s=1.0)
+        .callbacks([process_helpers.SlowToRestore(marker), process_helpers.Recreations()])
+    )
+    with config.build() as algo:
+        algo.train()  # runner 1 fails
+        second = algo.train()  # its restart starts, then hangs loading the weights: given up
+        recreations = algo.bus.callbacks[1]
+    assert second["env_runner_group"] == {
+        "num_healthy_env_runners": 1,
+        "num_remote_env_runner_restarts": 1,
+    }
+    assert recreations.calls == []  # type: ignore[attr-defined]
+    assert "did not load the learner's weights within env_runner_restore_timeout_s=1.0" in (
+        caplog.text
+    )
+    assert children() == []

@@ -156,6 +156,19 @@ def test_without_restarts_a_killed_actor_is_named(ray_ppo: PPOConfig, tmp_path: 
     assert any("restart_failed_env_runners=True" in note for note in info.value.__notes__)
 
 
+def test_more_actor_failures_in_a_row_than_the_tolerance_are_raised(ray_ppo: PPOConfig) -> None:
+    env_config = {"fail_on": [1, 2], "how": "raise", "at_step": 30}  # every actor, every time
+    config = ray_ppo.environment(process_helpers.Faulty, env_config=env_config).fault_tolerance(
+        num_consecutive_env_runner_failures_tolerance=1
+    )
+    with config.build() as algo:
+        with pytest.raises(ValueError, match=r"env failed at step 30") as info:
+            algo.train()  # both actors fail in the first round: 2 in a row
+    assert any(
+        "num_consecutive_env_runner_failures_tolerance=1" in note for note in info.value.__notes__
+    )
+
+
 def test_no_actor_outlives_stop_or_a_failed_build(ray_ppo: PPOConfig, tmp_path: Path) -> None:
     with ray_ppo.build() as algo:
         pids = algo.env_runner_group.foreach_env_runner(
