@@ -94,10 +94,8 @@ class WireError(msgspec.Struct, kw_only=True):
 class WireControl(msgspec.Struct, kw_only=True):
     """A worker's ``Control`` requests (``kernel.Control``), with the handlers that made them."""
 
-    stop_training: bool = False
-    checkpoint: bool = False
-    evaluate: bool = False
-    end_episode: bool = False
+    requested: list[str]
+    """The requests made (``Control.requested``: ``"stop_training"``, ...)."""
     reason: str | None = None
     requested_by: dict[str, list[str]] = msgspec.field(default_factory=dict)
 
@@ -107,10 +105,7 @@ def control_to_wire(control: Control | None) -> WireControl | None:
     if control is None:
         return None
     return WireControl(
-        stop_training=control.stop_training,
-        checkpoint=control.checkpoint,
-        evaluate=control.evaluate,
-        end_episode=control.end_episode,
+        requested=list(control.requested),
         reason=control.reason,
         requested_by={name: list(who) for name, who in control.requested_by.items()},
     )
@@ -121,10 +116,7 @@ def control_from_wire(data: WireControl | None) -> Control | None:
     if data is None:
         return None
     return Control(
-        stop_training=data.stop_training,
-        checkpoint=data.checkpoint,
-        evaluate=data.evaluate,
-        end_episode=data.end_episode,
+        **dict.fromkeys(data.requested, True),
         reason=data.reason,
         requested_by={name: tuple(who) for name, who in data.requested_by.items()},
     )
