@@ -30,8 +30,8 @@ from ._env_runner import SampleSummary
 from ._evaluation_budget import auto_steps, hand_out, units
 from ._loop import LoopThread
 from .backends._base import EnvRunnerHandle
-from .backends._faults import is_runner_failure, within
-from .backends._group import EnvRunnerGroup, gather
+from .backends._faults import gather, is_runner_failure, within
+from .backends._group import EnvRunnerGroup
 
 if TYPE_CHECKING:
     from ._config import AlgorithmConfig

@@ -22,7 +22,7 @@ from .._env import is_env_failure
 from ._base import EnvRunnerHandle
 from ._wire import RemoteError
 
-__all__ = ("collect", "is_runner_failure", "within")
+__all__ = ("collect", "gather", "is_runner_failure", "within")
 
 T = TypeVar("T")
 
@@ -83,3 +83,36 @@ async def within(
     raise RemoteError.lost(
         f"{where} did not {what} within {setting}={limit_s}; its worker was stopped"
     )
+
+
+async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+    """Await ``calls`` concurrently; return their results in order.
+
+    A single call runs directly. When calls fail, the first failure is raised as itself
+    (not as an ExceptionGroup), so ``train()`` raises what a handler raised; the others are
+    named in a note. Cancellation is never folded in.
+    """
+    if len(calls) <= 1:
+        return [await call() for call in calls]
+    results: list[Any] = [None] * len(calls)
+
+    async def run(i: int) -> None:
+        results[i] = await calls[i]()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for i in range(len(calls)):
+                tg.start_soon(run, i)
+    except BaseExceptionGroup as group:
+        first, *others = group.exceptions
+        if not isinstance(first, Exception) or any(
+            not isinstance(exc, Exception) for exc in others
+        ):
+            raise  # cancellation or an interrupt: let anyio's semantics stand
+        if others:
+            first.add_note(
+                f"hookbus: {len(others)} more failed as well: "
+                + "; ".join(f"{type(exc).__name__}: {exc}" for exc in others)
+            )
+        raise first from None
+    return results

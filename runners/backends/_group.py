@@ -5,33 +5,30 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-
-from hookbus.events import EnvRunnersRecreated
-from hookbus.kernel import Bus, Control, Episode, Publisher
+from hookbus.kernel import Bus, Control, Episode
 
 from .._loop import LoopThread, run_sync
 from .._multi_agent_env_runner import env_runner_class
 from . import load_backend
 from ._base import EnvRunnerHandle
-from ._faults import collect, is_runner_failure, within
+from ._faults import collect, gather, is_runner_failure, within
+from ._health import RunnerHealth
 from ._inline import InlineEnvRunner
 
 if TYPE_CHECKING:
     from .._config import AlgorithmConfig
 
-__all__ = ("EnvRunnerGroup", "gather")
+__all__ = ("EnvRunnerGroup",)
 
 T = TypeVar("T")
 
 logger = logging.getLogger("hookbus")
 
 
-class EnvRunnerGroup:
+class EnvRunnerGroup(RunnerHealth):
     """Hold ``local_env_runner`` (index 0) and ``num_env_runners`` remote runners (1..N).
 
     As in RLlib, the remote runners sample when there are any; otherwise the local one does.
@@ -57,6 +54,7 @@ class EnvRunnerGroup:
         module: Any = None,
         loop: LoopThread | None = None,
     ) -> None:
+        super().__init__()
         self.config = config
         self.local_env_runner = env_runner_class(config)(
             config, bus=bus, module=module, worker_index=0
@@ -71,11 +69,6 @@ class EnvRunnerGroup:
         """The remote runners' handles (``backends/_base.py``), worker index 1..N."""
         self.loop = loop
         """The event loop thread that sync calls go to (None: the caller's loop)."""
-        self._failed: dict[int, float] = {}  # worker index -> when it failed (monotonic)
-        self._restarts: dict[int, int] = {}  # worker index -> restarts tried
-        # Runner failures (restarts that failed included) since a runner last returned a
-        # sample: num_consecutive_env_runner_failures_tolerance bounds it.
-        self._failures_in_a_row = 0
 
     @property
     def sampling_runners(self) -> Sequence[EnvRunnerHandle]:
@@ -91,74 +84,9 @@ class EnvRunnerGroup:
         return [r for r in self.remote_env_runners if r.worker_index not in self._failed]
 
     @property
-    def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
-        """The remote runners that have not failed and whose worker is there."""
-        return [
-            r for r in self.remote_env_runners if r.worker_index not in self._failed and r.healthy
-        ]
-
-    @property
     def num_env_runners(self) -> int:
         """How many remote runners there are."""
         return len(self.remote_env_runners)
-
-    # --- health (RLlib's names) -------------------------------------------------------------
-
-    def healthy_env_runner_ids(self) -> list[int]:
-        """Return the worker indices of the healthy remote runners."""
-        return [r.worker_index for r in self.healthy_remote_runners]
-
-    def num_healthy_remote_workers(self) -> int:
-        """Return how many remote runners are healthy."""
-        return len(self.healthy_remote_runners)
-
-    def num_remote_worker_restarts(self) -> int:
-        """Return how many restarts of failed remote runners were tried in all."""
-        return sum(self._restarts.values())
-
-    def mark_failed(self, worker_index: int) -> None:
-        """Take remote runner ``worker_index`` out of service (its worker is gone)."""
-        self._failed.setdefault(worker_index, time.monotonic())
-
-    def sampled(self) -> None:
-        """Note that a runner returned a sample: runner failures are no longer in a row."""
-        self._failures_in_a_row = 0
-
-    async def fail(self, runner: EnvRunnerHandle, exc: BaseException) -> bool:
-        """Take ``runner`` out of service for ``exc``, a runner failure; end its worker.
-
-        Return whether the settings tolerate it (``restart_failed_env_runners`` or
-        ``ignore_env_runner_failures``, and at most
-        ``num_consecutive_env_runner_failures_tolerance`` failures in a row); if not, ``exc``
-        gets a note naming them, for the caller to raise.
-        """
-        self.mark_failed(runner.worker_index)
-        await runner.kill()
-        config = self.config
-        if config.restart_failed_env_runners or config.ignore_env_runner_failures:
-            if not self._tolerate_one_more(exc):
-                return False
-            logger.warning("hookbus: %s failed; going on without it: %s", runner.where, exc)
-            return True
-        exc.add_note(
-            f"hookbus: env runner {runner.worker_index} failed; "
-            f"config.fault_tolerance(restart_failed_env_runners=True) would have restarted "
-            f"it (ignore_env_runner_failures=True: go on without it)"
-        )
-        return False
-
-    def _tolerate_one_more(self, exc: BaseException) -> bool:
-        """Count one more runner failure in a row; if too many, note so on ``exc``."""
-        self._failures_in_a_row += 1
-        tolerance = self.config.num_consecutive_env_runner_failures_tolerance
-        if self._failures_in_a_row <= tolerance:
-            return True
-        exc.add_note(
-            f"hookbus: {self._failures_in_a_row} env runner failures in a row, with no sample "
-            f"returned in between, exceed "
-            f"config.fault_tolerance(num_consecutive_env_runner_failures_tolerance={tolerance})"
-        )
-        return False
 
     async def _settle(
         self, runners: Sequence[EnvRunnerHandle], outcomes: Sequence[T | Exception]
@@ -191,89 +119,6 @@ class EnvRunnerGroup:
                 )
             raise first
         return results
-
-    def mark_lost(self, runners: Sequence[EnvRunnerHandle]) -> None:
-        """Mark failed those of ``runners`` whose worker was lost (a timeout ended it, say)."""
-        for runner in runners:
-            if not runner.healthy:
-                self.mark_failed(runner.worker_index)
-
-    async def restore_env_runners(self, weights: dict[str, Any]) -> list[int]:
-        """Restart the failed runners the fault-tolerance settings allow; return their indices.
-
-        A runner is restarted once ``delay_between_env_runner_restarts_s`` have passed since
-        it failed, at most ``max_num_env_runner_restarts`` times, and only with
-        ``restart_failed_env_runners``; it comes back with ``weights``. A restart that fails
-        counts as one and leaves the runner failed.
-        """
-        config = self.config
-        if not config.restart_failed_env_runners:
-            return []
-        self.mark_lost(self.remote_env_runners)  # workers that died between requests
-        if not self._failed:
-            return []
-        now = time.monotonic()
-        due = [
-            index
-            for index, failed_at in self._failed.items()
-            if now - failed_at >= config.delay_between_env_runner_restarts_s
-            and self._restarts.get(index, 0) < config.max_num_env_runner_restarts
-        ]
-        if not due:
-            return []
-        restarted = await gather([functools.partial(self._restart, i, weights) for i in due])
-        return [index for index, ok in zip(due, restarted, strict=True) if ok]
-
-    async def restore_and_announce(
-        self, weights: dict[str, Any], publisher: Publisher, *, is_evaluation: bool
-    ) -> list[int]:
-        """Restart what ``restore_env_runners()`` may; publish ``on_env_runners_recreated``."""
-        restored = await self.restore_env_runners(weights)
-        if restored:
-            await publisher.publish(
-                EnvRunnersRecreated,
-                {
-                    "env_runner_group": self,
-                    "env_runner_indices": restored,
-                    "is_evaluation": is_evaluation,
-                },
-                env_runner_indices=restored,
-                is_evaluation=is_evaluation,
-            )
-        return restored
-
-    async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
-        runner = self.remote_env_runners[worker_index - 1]
-        self._restarts[worker_index] = self._restarts.get(worker_index, 0) + 1
-        config = self.config
-        try:
-            await runner.kill()  # make sure the old worker is gone
-            # RLlib's health probe: a restarted runner must answer in time to count as back.
-            await within(
-                runner,
-                config.env_runner_health_probe_timeout_s,
-                runner.setup,
-                what="start",
-                setting="env_runner_health_probe_timeout_s",
-            )
-            # RLlib's restore: the restarted runner gets the current state in time, or it
-            # would sample with weights it never got.
-            await within(
-                runner,
-                config.env_runner_restore_timeout_s,
-                functools.partial(runner.set_weights, weights),
-                what="load the learner's weights",
-                setting="env_runner_restore_timeout_s",
-            )
-        except Exception as exc:  # a restart that fails is one more failure, not fatal...
-            await runner.kill()
-            self._failed[worker_index] = time.monotonic()
-            if not self._tolerate_one_more(exc):  # ... unless there were too many in a row
-                raise
-            logger.warning("hookbus: restarting %s failed: %r", runner.where, exc)
-            return False
-        del self._failed[worker_index]
-        return True
 
     def set_module(self, module: Any) -> None:
         """Give every runner without a module the learner's ``module``.
@@ -429,36 +274,3 @@ class EnvRunnerGroup:
         errors = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
         if errors:
             raise errors[0]
-
-
-async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
-    """Await ``calls`` concurrently; return their results in order.
-
-    A single call runs directly. When calls fail, the first failure is raised as itself
-    (not as an ExceptionGroup), so ``train()`` raises what a handler raised; the others are
-    named in a note. Cancellation is never folded in.
-    """
-    if len(calls) <= 1:
-        return [await call() for call in calls]
-    results: list[Any] = [None] * len(calls)
-
-    async def run(i: int) -> None:
-        results[i] = await calls[i]()
-
-    try:
-        async with anyio.create_task_group() as tg:
-            for i in range(len(calls)):
-                tg.start_soon(run, i)
-    except BaseExceptionGroup as group:
-        first, *others = group.exceptions
-        if not isinstance(first, Exception) or any(
-            not isinstance(exc, Exception) for exc in others
-        ):
-            raise  # cancellation or an interrupt: let anyio's semantics stand
-        if others:
-            first.add_note(
-                f"hookbus: {len(others)} more failed as well: "
-                + "; ".join(f"{type(exc).__name__}: {exc}" for exc in others)
-            )
-        raise first from None
-    return results

@@ -1,0 +1,186 @@
+"""Runner health: failing, counting and restarting remote runners (``fault_tolerance``).
+
+A mixin of ``EnvRunnerGroup``: the group samples, this decides what a runner's failure
+means and brings failed runners back, as ``config.fault_tolerance()`` says (``_faults``
+says what counts as a failure).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from hookbus.events import EnvRunnersRecreated
+from hookbus.kernel import Publisher
+
+from ._base import EnvRunnerHandle
+from ._faults import gather, within
+
+__all__ = ("RunnerHealth",)
+
+logger = logging.getLogger("hookbus")
+
+
+class RunnerHealth:
+    """Track failed remote runners and restart them; RLlib's health counts."""
+
+    config: Any
+    remote_env_runners: list[EnvRunnerHandle]
+
+    def __init__(self) -> None:
+        self._failed: dict[int, float] = {}  # worker index -> when it failed (monotonic)
+        self._restarts: dict[int, int] = {}  # worker index -> restarts tried
+        # Runner failures (restarts that failed included) since a runner last returned a
+        # sample: num_consecutive_env_runner_failures_tolerance bounds it.
+        self._failures_in_a_row = 0
+
+    @property
+    def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
+        """The remote runners that have not failed and whose worker is there."""
+        return [
+            r for r in self.remote_env_runners if r.worker_index not in self._failed and r.healthy
+        ]
+
+    # --- health (RLlib's names) -------------------------------------------------------------
+
+    def healthy_env_runner_ids(self) -> list[int]:
+        """Return the worker indices of the healthy remote runners."""
+        return [r.worker_index for r in self.healthy_remote_runners]
+
+    def num_healthy_remote_workers(self) -> int:
+        """Return how many remote runners are healthy."""
+        return len(self.healthy_remote_runners)
+
+    def num_remote_worker_restarts(self) -> int:
+        """Return how many restarts of failed remote runners were tried in all."""
+        return sum(self._restarts.values())
+
+    def mark_failed(self, worker_index: int) -> None:
+        """Take remote runner ``worker_index`` out of service (its worker is gone)."""
+        self._failed.setdefault(worker_index, time.monotonic())
+
+    def sampled(self) -> None:
+        """Note that a runner returned a sample: runner failures are no longer in a row."""
+        self._failures_in_a_row = 0
+
+    async def fail(self, runner: EnvRunnerHandle, exc: BaseException) -> bool:
+        """Take ``runner`` out of service for ``exc``, a runner failure; end its worker.
+
+        Return whether the settings tolerate it (``restart_failed_env_runners`` or
+        ``ignore_env_runner_failures``, and at most
+        ``num_consecutive_env_runner_failures_tolerance`` failures in a row); if not, ``exc``
+        gets a note naming them, for the caller to raise.
+        """
+        self.mark_failed(runner.worker_index)
+        await runner.kill()
+        config = self.config
+        if config.restart_failed_env_runners or config.ignore_env_runner_failures:
+            if not self._tolerate_one_more(exc):
+                return False
+            logger.warning("hookbus: %s failed; going on without it: %s", runner.where, exc)
+            return True
+        exc.add_note(
+            f"hookbus: env runner {runner.worker_index} failed; "
+            f"config.fault_tolerance(restart_failed_env_runners=True) would have restarted "
+            f"it (ignore_env_runner_failures=True: go on without it)"
+        )
+        return False
+
+    def _tolerate_one_more(self, exc: BaseException) -> bool:
+        """Count one more runner failure in a row; if too many, note so on ``exc``."""
+        self._failures_in_a_row += 1
+        tolerance = self.config.num_consecutive_env_runner_failures_tolerance
+        if self._failures_in_a_row <= tolerance:
+            return True
+        exc.add_note(
+            f"hookbus: {self._failures_in_a_row} env runner failures in a row, with no sample "
+            f"returned in between, exceed "
+            f"config.fault_tolerance(num_consecutive_env_runner_failures_tolerance={tolerance})"
+        )
+        return False
+
+    def mark_lost(self, runners: Sequence[EnvRunnerHandle]) -> None:
+        """Mark failed those of ``runners`` whose worker was lost (a timeout ended it, say)."""
+        for runner in runners:
+            if not runner.healthy:
+                self.mark_failed(runner.worker_index)
+
+    async def restore_env_runners(self, weights: dict[str, Any]) -> list[int]:
+        """Restart the failed runners the fault-tolerance settings allow; return their indices.
+
+        A runner is restarted once ``delay_between_env_runner_restarts_s`` have passed since
+        it failed, at most ``max_num_env_runner_restarts`` times, and only with
+        ``restart_failed_env_runners``; it comes back with ``weights``. A restart that fails
+        counts as one and leaves the runner failed.
+        """
+        config = self.config
+        if not config.restart_failed_env_runners:
+            return []
+        self.mark_lost(self.remote_env_runners)  # workers that died between requests
+        if not self._failed:
+            return []
+        now = time.monotonic()
+        due = [
+            index
+            for index, failed_at in self._failed.items()
+            if now - failed_at >= config.delay_between_env_runner_restarts_s
+            and self._restarts.get(index, 0) < config.max_num_env_runner_restarts
+        ]
+        if not due:
+            return []
+        restarted = await gather([functools.partial(self._restart, i, weights) for i in due])
+        return [index for index, ok in zip(due, restarted, strict=True) if ok]
+
+    async def restore_and_announce(
+        self, weights: dict[str, Any], publisher: Publisher, *, is_evaluation: bool
+    ) -> list[int]:
+        """Restart what ``restore_env_runners()`` may; publish ``on_env_runners_recreated``."""
+        restored = await self.restore_env_runners(weights)
+        if restored:
+            await publisher.publish(
+                EnvRunnersRecreated,
+                {
+                    "env_runner_group": self,
+                    "env_runner_indices": restored,
+                    "is_evaluation": is_evaluation,
+                },
+                env_runner_indices=restored,
+                is_evaluation=is_evaluation,
+            )
+        return restored
+
+    async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
+        runner = self.remote_env_runners[worker_index - 1]
+        self._restarts[worker_index] = self._restarts.get(worker_index, 0) + 1
+        config = self.config
+        try:
+            await runner.kill()  # make sure the old worker is gone
+            # RLlib's health probe: a restarted runner must answer in time to count as back.
+            await within(
+                runner,
+                config.env_runner_health_probe_timeout_s,
+                runner.setup,
+                what="start",
+                setting="env_runner_health_probe_timeout_s",
+            )
+            # RLlib's restore: the restarted runner gets the current state in time, or it
+            # would sample with weights it never got.
+            await within(
+                runner,
+                config.env_runner_restore_timeout_s,
+                functools.partial(runner.set_weights, weights),
+                what="load the learner's weights",
+                setting="env_runner_restore_timeout_s",
+            )
+        except Exception as exc:  # a restart that fails is one more failure, not fatal...
+            await runner.kill()
+            self._failed[worker_index] = time.monotonic()
+            if not self._tolerate_one_more(exc):  # ... unless there were too many in a row
+                raise
+            logger.warning("hookbus: restarting %s failed: %r", runner.where, exc)
+            return False
+        del self._failed[worker_index]
+        return True
