@@ -159,17 +159,19 @@ def compile_chain(
         return None
     is_async = any(h.is_async for h in handlers)
     name = f"dispatch_{hook}"
-    source = _function(name, hook, live_args, handlers, policies, timing=timing, timed=False)
-    if timing is not None and timing.every_call:
-        source = _function(name, hook, live_args, handlers, policies, timing=timing, timed=True)
-    elif timing is not None:  # sampled: the timed variant ``_sample`` beside the plain one
-        sampled = _function("_sample", hook, live_args, handlers, policies, timing=timing)
-        params = ", ".join(["event", *live_args])
-        call = f"{'await ' if is_async else ''}_sample({params})"
-        branch = [f"    if not _tick() & {SAMPLE_EVERY - 1}:", f"        return {call}"]
-        source = [*sampled, source[0], *branch, *source[1:]]
-    if timing is not None and timing.counted and timing.every_call:
-        source.insert(1, "    _tick()")
+    every_call = timing is not None and timing.every_call
+    args = (hook, live_args, handlers, policies)
+    source = _function(name, *args, timing=timing, timed=every_call)
+    if timing is not None and timing.counted:
+        if every_call:
+            tick = ["    _tick()"]
+        else:  # sampled: one publish in SAMPLE_EVERY runs the timed twin ``_sample``
+            params = ", ".join(["event", *live_args])
+            call = f"{'await ' if is_async else ''}_sample({params})"
+            tick = [f"    if not _tick() & {SAMPLE_EVERY - 1}:", f"        return {call}"]
+        source[1:1] = tick  # first thing in the body, after the ``def`` line
+        if not every_call:
+            source = [*_function("_sample", *args, timing=timing, timed=True), *source]
 
     def sync_result(index: int, result: object) -> None:
         if isinstance(result, Control):
@@ -212,7 +214,7 @@ def _function(
     policies: Sequence[str],
     *,
     timing: ChainTiming | None,
-    timed: bool = True,
+    timed: bool,
 ) -> list[str]:
     """Return the source lines of one chain function called ``name``.
 
