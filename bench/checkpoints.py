@@ -26,7 +26,7 @@ import numpy as np
 
 from hookbus.events import codec
 from hookbus.runners import Algorithm, PPOConfig
-from hookbus.runners._checkpoint import CHECKPOINT_FILE, read_checkpoint, write_checkpoint
+from hookbus.runners.algorithm._checkpoint import CHECKPOINT_FILE, read_checkpoint, write_checkpoint
 
 
 def small_ppo(hiddens: list[int]) -> PPOConfig:

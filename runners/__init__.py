@@ -6,45 +6,51 @@ from hookbus.kernel import (
     SingleAgentEpisode as SingleAgentEpisode,
 )
 
-from ._algorithm import Algorithm as Algorithm
-from ._builtin import EnvRunnerMetrics as EnvRunnerMetrics
-from ._config import AlgorithmConfig as AlgorithmConfig
-from ._env import EnvContext as EnvContext, TaskSettableEnv as TaskSettableEnv
-from ._env_runner import EnvRunner as EnvRunner, SampleSummary as SampleSummary
 from ._errors import AlgorithmStateError as AlgorithmStateError
 from ._exploration import (
     EpsilonGreedy as EpsilonGreedy,
     SoftQ as SoftQ,
     StochasticSampling as StochasticSampling,
 )
-from ._multi_agent import PolicySpec as PolicySpec
-from ._multi_agent_env import (
-    MultiAgentCartPole as MultiAgentCartPole,
-    MultiAgentEnv as MultiAgentEnv,
-    make_multi_agent as make_multi_agent,
-)
-from .algorithms._multi_module import (
+from .algorithm import Algorithm as Algorithm
+from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
     MultiAgentModule as MultiAgentModule,
 )
-from .algorithms.dqn._algorithm import DQN as DQN, DQNConfig as DQNConfig
-from .algorithms.dqn._learner import DQNLearner as DQNLearner, DQNModule as DQNModule
-from .algorithms.dqn._replay_buffer import (
+from .algorithms.dqn import (
+    DQN as DQN,
+    DQNConfig as DQNConfig,
+    DQNLearner as DQNLearner,
+    DQNModule as DQNModule,
     PrioritizedReplayBuffer as PrioritizedReplayBuffer,
     ReplayBuffer as ReplayBuffer,
 )
-from .algorithms.ppo._algorithm import PPO as PPO, PPOConfig as PPOConfig
-from .algorithms.ppo._learner import (
+from .algorithms.ppo import (
+    PPO as PPO,
+    PPOConfig as PPOConfig,
     PPOLearner as PPOLearner,
     PPOModule as PPOModule,
     Trajectory as Trajectory,
 )
 from .backends import BACKENDS as BACKENDS
 from .backends._base import EnvRunnerHandle as EnvRunnerHandle
-from .backends._group import EnvRunnerGroup as EnvRunnerGroup
 from .backends._inline import InlineEnvRunner as InlineEnvRunner
 from .backends._process import ProcessEnvRunner as ProcessEnvRunner
 from .backends._wire import RemoteError as RemoteError
+from .config import AlgorithmConfig as AlgorithmConfig, PolicySpec as PolicySpec
+from .env_runner import (
+    EnvRunner as EnvRunner,
+    EnvRunnerMetrics as EnvRunnerMetrics,
+    SampleSummary as SampleSummary,
+)
+from .envs import (
+    EnvContext as EnvContext,
+    MultiAgentCartPole as MultiAgentCartPole,
+    MultiAgentEnv as MultiAgentEnv,
+    TaskSettableEnv as TaskSettableEnv,
+    make_multi_agent as make_multi_agent,
+)
+from .fleet import EnvRunnerGroup as EnvRunnerGroup
 from .reporting import (
     CsvLogger as CsvLogger,
     JsonLogger as JsonLogger,

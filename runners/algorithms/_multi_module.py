@@ -13,8 +13,8 @@ from typing import Any
 
 from hookbus.kernel import Episode, MultiAgentEpisode
 
-from .._multi_agent import DEFAULT_MODULE_ID
-from .._structure import check_structure
+from ..algorithm import check_structure
+from ..config import DEFAULT_MODULE_ID
 
 __all__ = ("MultiAgentLearner", "MultiAgentModule")
 

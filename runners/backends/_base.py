@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hookbus.kernel import Bus, Control, Episode
 
-from .._env_runner import SampleSummary
+from ..env_runner import SampleSummary
 
 if TYPE_CHECKING:
-    from .._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("EnvRunnerHandle", "HandleFactory")
 

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import Bus, Control, Episode
 
-from .._env_runner import EnvRunner, SampleSummary
-from .._multi_agent_env_runner import env_runner_class
+from ..env_runner import EnvRunner, SampleSummary, env_runner_class
 
 if TYPE_CHECKING:
-    from .._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
     from ._base import EnvRunnerHandle
 
 __all__ = ("InlineEnvRunner",)

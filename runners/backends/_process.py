@@ -28,7 +28,7 @@ from ._wire import (
 )
 
 if TYPE_CHECKING:
-    from .._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
     from ._base import EnvRunnerHandle
 
 __all__ = ("ProcessEnvRunner",)

@@ -38,7 +38,7 @@ from ._wire import (
 from ._worker import Worker
 
 if TYPE_CHECKING:
-    from .._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
     from ._base import EnvRunnerHandle
 
 __all__ = ("RayEnvRunner", "RunnerActor", "ensure_ray")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hookbus.events import BaseEvent
 from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Control, Episode
 
-from .._env_runner import SampleSummary
+from ..env_runner import SampleSummary
 from ._services import serve
 from ._wire import (
     Call,
@@ -40,7 +40,7 @@ from ._wire import (
 )
 
 if TYPE_CHECKING:
-    from .._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("RemoteEnvRunner",)
 
@@ -53,7 +53,7 @@ class RemoteEnvRunner:
     """The EnvRunner's API (async) over request and reply messages; see the module doc.
 
     The remote side builds its own bus and callback instances from the config (observers
-    excepted, as ``config.make_bus(observers=False)``) and its own copy of the module.
+    excepted, as ``make_bus(config, observers=False)``) and its own copy of the module.
     """
 
     in_process = False  # elsewhere: requests wait, and may time out

@@ -18,7 +18,7 @@ import msgspec
 from hookbus.events import Event, HookbusError, codec
 from hookbus.kernel import Control
 
-from .._env import is_env_failure, mark_env_failure
+from ..envs import is_env_failure, mark_env_failure
 from ._wire_episodes import (
     WireEpisode as WireEpisode,
     WireMultiAgentEpisode as WireMultiAgentEpisode,

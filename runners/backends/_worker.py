@@ -23,8 +23,7 @@ import anyio
 
 from hookbus.events import Event
 
-from .._env_runner import EnvRunner
-from .._multi_agent_env_runner import env_runner_class
+from ..env_runner import EnvRunner, env_runner_class, make_bus
 from ._services import PipeServices
 from ._wire import (
     Call,
@@ -103,7 +102,7 @@ class Worker:
         config = pickle.loads(request.config)
         module = pickle.loads(request.module)
         # Observers stay on the Algorithm's bus; everything else runs here, as in RLlib.
-        bus = config.make_bus(observers=False)
+        bus = make_bus(config, observers=False)
         if self._services is not None:
             bus.services.connect(lookup=self._services)
         self.runner = env_runner_class(config)(

@@ -18,7 +18,8 @@ from hookbus.runners import (
     PPOConfig,
     make_multi_agent,
 )
-from hookbus.runners._multi_agent_env_runner import MultiAgentEnvRunner
+from hookbus.runners.env_runner._bus import make_bus
+from hookbus.runners.env_runner._multi_agent_env_runner import MultiAgentEnvRunner
 
 from .multi_agent_envs import LeavingEnv, TurnBasedEnv, by_agent
 
@@ -70,7 +71,7 @@ class Hooks(Callback):
 
 def runner(config: PPOConfig, hooks: Hooks | None = None) -> MultiAgentEnvRunner:
     config.validate()
-    bus = config.copy().callbacks([hooks] if hooks else []).make_bus()
+    bus = make_bus(config.copy().callbacks([hooks] if hooks else []))
     return MultiAgentEnvRunner(config, bus=bus)
 
 
@@ -246,7 +247,7 @@ def test_a_creator_making_a_multi_agent_env_needs_multi_agent_settings() -> None
     from hookbus.runners import EnvRunner
 
     with pytest.raises(ConfigError, match=r"made a MultiAgentEnv .*config.multi_agent"):
-        EnvRunner(config, bus=config.make_bus())
+        EnvRunner(config, bus=make_bus(config))
     # Said so, it works, every agent on default_policy.
     config.multi_agent(policies={"default_policy"})
     r = runner(config)

@@ -15,13 +15,13 @@ import pytest
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 from hookbus.runners import PPOConfig
-from hookbus.runners._checkpoint import (
+from hookbus.runners.algorithm._checkpoint import (
     CHECKPOINT_FILE,
     decode_checkpoint,
     encode_checkpoint,
     read_checkpoint,
 )
-from hookbus.runners._structure import check_structure
+from hookbus.runners.algorithm._structure import check_structure
 
 FILE = Path("/ckpt") / CHECKPOINT_FILE
 

@@ -11,11 +11,8 @@ import anyio
 
 from hookbus.kernel import Bus, ConfigError
 
-from ..._algorithm import Algorithm
-from ..._checks import int_at_least
-from ..._config import AlgorithmConfig
-from ..._settings import NOT_SET, Settings, given
-from ..._structure import check_structure
+from ...algorithm import Algorithm, check_structure
+from ...config import NOT_SET, AlgorithmConfig, Settings, given, int_at_least
 from ._learner import TD_ERROR_LOSS_FNS, DQNLearner
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
 from ._settings import DQNEvaluationSettings, DQNReportingSettings, DQNTrainingSettings

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from ..._settings import EvaluationSettings, ReportingSettings, TrainingSettings
+from ...config import EvaluationSettings, ReportingSettings, TrainingSettings
 
 __all__ = ("DQNEvaluationSettings", "DQNReportingSettings", "DQNTrainingSettings")
 

@@ -11,11 +11,16 @@ import numpy as np
 
 from hookbus.kernel import ConfigError, Episode
 
-from ..._algorithm import Algorithm
-from ..._checks import int_at_least
-from ..._config import AlgorithmConfig
-from ..._multi_agent import DEFAULT_MODULE_ID, trains_module
-from ..._settings import NOT_SET, Settings, given
+from ...algorithm import Algorithm
+from ...config import (
+    DEFAULT_MODULE_ID,
+    NOT_SET,
+    AlgorithmConfig,
+    Settings,
+    given,
+    int_at_least,
+    trains_module,
+)
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
 from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._settings import TrainingSettings
+from ...config import TrainingSettings
 
 __all__ = ("PPO_LEARNER_SETTINGS", "PPOTrainingSettings")
 

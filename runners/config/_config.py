@@ -10,7 +10,9 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from hookbus.kernel import Bus, ConfigError, check_callbacks
 
-from ._builtin import EnvRunnerMetrics
+from .._exploration import check_exploration_config
+from ..backends import check_backend
+from ..envs import check_env
 from ._checks import (
     DURATION_UNITS,
     check_env_runners,
@@ -18,17 +20,9 @@ from ._checks import (
     check_fault_tolerance,
     int_at_least,
 )
-from ._env import check_env
-from ._exploration import check_exploration_config
 from ._multi_agent import check_multi_agent
 from ._sections import ConfigSections
-from ._settings import (
-    EvaluationSettings,
-    ReportingSettings,
-    defaults,
-)
-from .backends import check_backend
-from .reporting import output_callbacks
+from ._settings import EvaluationSettings, ReportingSettings, defaults
 
 __all__ = ("DURATION_UNITS", "AlgorithmConfig")
 
@@ -252,40 +246,6 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             raise ConfigError(f"logdir must be a path or None, got {self.logdir!r}")
         if self.tensorboard not in (None, True, False):
             raise ConfigError(f"tensorboard must be True, False or None, got {self.tensorboard!r}")
-
-    def make_bus(self, bus: Bus | None = None, *, observers: bool = True) -> Bus:
-        """Return a bus with this config's callbacks and the built-in runner metrics.
-
-        A new bus, or ``bus`` (a shared one) with them added. ``observers=False`` leaves the
-        observer classes out: a worker process's bus, whose events observers see on the
-        Algorithm's bus.
-        """
-        classes = self.callbacks_class
-        if not observers:
-            classes = [c for c in classes if not getattr(c, "observer", False)]
-        if bus is None:
-            bus = Bus(
-                classes,
-                on_error=self.on_error,
-                plugins=self.plugins,
-                quarantine_after=self.quarantine_after,
-                statistics=self.bus_timing.get("statistics", False),
-                deadline=self.bus_timing.get("deadline"),
-                watchdog=self.bus_timing.get("watchdog"),
-                **self.callbacks_per_hook,
-            )
-        else:
-            if self.on_error != bus.on_error:
-                raise ConfigError(
-                    f"on_error={self.on_error!r} in config.callbacks() differs from the "
-                    f"shared bus's {bus.on_error!r}; set it on the Bus"
-                )
-            bus.add_callbacks(classes, **self.callbacks_per_hook)
-        if not any(isinstance(cb, EnvRunnerMetrics) for cb in bus.callbacks):
-            bus.add_callbacks(EnvRunnerMetrics())
-        if observers and self.logdir is not None:  # after the user's: they see added keys
-            bus.add_callbacks(output_callbacks(self.logdir, tensorboard=self.tensorboard))
-        return bus
 
     def build(self, bus: Bus | None = None) -> AlgorithmT:
         """Check the settings and build the Algorithm (sharing ``bus`` if given).

@@ -21,7 +21,7 @@ from typing import Any
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
-from ._config import AlgorithmConfig
+from ..config import AlgorithmConfig
 
 __all__ = (
     "CHECKPOINT_FILE",

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 import anyio
 
-from .._env import is_env_failure
-from ._base import EnvRunnerHandle
-from ._wire import RemoteError
+from ..backends._base import EnvRunnerHandle
+from ..backends._wire import RemoteError
+from ..envs import is_env_failure
 
 __all__ = ("collect", "gather", "is_runner_failure", "within")
 

@@ -18,18 +18,19 @@ from hookbus.events import (
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
 from hookbus.metrics import MetricsLogger, results
 
+from .._errors import AlgorithmStateError
+from .._loop import LoopThread, in_event_loop
+from ..config import AlgorithmConfig
+from ..env_runner import make_bus
+from ..envs import TaskSettableEnv
+from ..fleet import EnvRunnerGroup
 from ._checkpoint import config_from_record, read_checkpoint, write_checkpoint
-from ._config import AlgorithmConfig
-from ._env import TaskSettableEnv
-from ._errors import AlgorithmStateError
 from ._evaluation import Evaluation
 from ._facade import SyncFacade
 from ._learning import LearnerHost
-from ._loop import LoopThread, in_event_loop
 from ._results import apply_changes, assemble_result, callback_counts
 from ._state import load_state, saved_state
 from ._structure import check_structure
-from .backends._group import EnvRunnerGroup
 
 __all__ = ("CONTROL_KEY", "Algorithm")
 
@@ -55,7 +56,7 @@ class Algorithm(LearnerHost, SyncFacade):
         # A bus given inside a running loop belongs to that loop's code: only async use then.
         self._caller_loop = bus is not None and in_event_loop()
         self._owns_bus = bus is None
-        self.bus = config.make_bus(bus)
+        self.bus = make_bus(config, bus)
         """The bus this Algorithm publishes to (shared with its inline runners)."""
         self.metrics = MetricsLogger()
         """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""

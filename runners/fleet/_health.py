@@ -16,7 +16,7 @@ from typing import Any
 from hookbus.events import EnvRunnersRecreated
 from hookbus.kernel import Publisher
 
-from ._base import EnvRunnerHandle
+from ..backends._base import EnvRunnerHandle
 from ._faults import gather, within
 
 __all__ = ("RunnerHealth",)

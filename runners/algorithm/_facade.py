@@ -10,8 +10,8 @@ from typing import Any, Self
 
 from hookbus.kernel import Bus
 
-from ._errors import AlgorithmStateError
-from ._loop import LoopThread, run_sync
+from .._errors import AlgorithmStateError
+from .._loop import LoopThread, run_sync
 
 __all__ = ("SyncFacade",)
 

@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("auto_steps", "hand_out", "split", "units")
 

@@ -11,10 +11,10 @@ import numpy as np
 from hookbus.events import LearnerUpdateEnd, LearnerUpdateStart
 from hookbus.kernel import ConfigError, Publisher
 
-from ._multi_agent import DEFAULT_MODULE_ID
+from ..config import DEFAULT_MODULE_ID
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("LearnerHost",)
 

@@ -10,14 +10,13 @@ import numpy as np
 from hookbus.events import EpisodeStart, EpisodeStep
 from hookbus.kernel import ConfigError, MultiAgentEpisode, reset_agents, step_agents
 
-from ._env import env_maker, env_name, mark_env_failure
+from .._exploration import make_exploration
+from ..config import is_multi_agent, mapping_fn, module_spaces
+from ..envs import MultiAgentEnv, env_maker, env_name, mark_env_failure
 from ._env_runner import EnvRunner
-from ._exploration import make_exploration
-from ._multi_agent import is_multi_agent, mapping_fn, module_spaces
-from ._multi_agent_env import MultiAgentEnv
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("MultiAgentEnvRunner", "MultiAgentVectorEnv", "env_runner_class")
 

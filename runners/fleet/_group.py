@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hookbus.kernel import Bus, Control, Episode
 
 from .._loop import LoopThread, run_sync
-from .._multi_agent_env_runner import env_runner_class
-from . import load_backend
-from ._base import EnvRunnerHandle
+from ..backends import load_backend
+from ..backends._base import EnvRunnerHandle
+from ..backends._inline import InlineEnvRunner
+from ..env_runner import env_runner_class
 from ._faults import collect, gather, is_runner_failure, within
 from ._health import RunnerHealth
-from ._inline import InlineEnvRunner
 
 if TYPE_CHECKING:
-    from .._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("EnvRunnerGroup",)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from hookbus.kernel import ConfigError
 
-from ._multi_agent_env import MultiAgentEnv
+from ..envs import MultiAgentEnv
 
 __all__ = (
     "DEFAULT_MODULE_ID",

@@ -14,12 +14,12 @@ from hookbus.events import (
 from hookbus.kernel import Bus, ConfigError, Control, Dispatcher, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
-from ._env import EnvContext, env_name, make_vector_env
-from ._exploration import make_exploration
+from .._exploration import make_exploration
+from ..envs import EnvContext, env_name, make_vector_env
 from ._lifecycle import EpisodeLifecycle
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("EnvRunner", "SampleSummary")
 

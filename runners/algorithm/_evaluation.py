@@ -26,15 +26,14 @@ from hookbus.events import EvaluateEnd, EvaluateStart
 from hookbus.kernel import Bus, Publisher
 from hookbus.metrics import MetricsLogger, results
 
-from ._env_runner import SampleSummary
+from .._loop import LoopThread
+from ..backends._base import EnvRunnerHandle
+from ..env_runner import SampleSummary
+from ..fleet import EnvRunnerGroup, gather, is_runner_failure, within
 from ._evaluation_budget import auto_steps, hand_out, units
-from ._loop import LoopThread
-from .backends._base import EnvRunnerHandle
-from .backends._faults import gather, is_runner_failure, within
-from .backends._group import EnvRunnerGroup
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("EVALUATION_KEY", "Evaluation")
 

@@ -14,10 +14,10 @@ from hookbus.events import (
 )
 from hookbus.kernel import Episode, MultiAgentEpisode, Publisher
 
-from ._env import EnvContext, env_name
+from ..envs import EnvContext, env_name
 
 if TYPE_CHECKING:
-    from ._config import AlgorithmConfig
+    from ..config import AlgorithmConfig
 
 __all__ = ("EpisodeLifecycle",)
 

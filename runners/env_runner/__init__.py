@@ -1,0 +1,8 @@
+"""Stepping envs into episodes: the EnvRunners, their episode lifecycle and their own metrics."""
+
+from ._bus import make_bus as make_bus
+from ._env_runner import EnvRunner as EnvRunner, SampleSummary as SampleSummary
+from ._metrics import EnvRunnerMetrics as EnvRunnerMetrics
+from ._multi_agent_env_runner import env_runner_class as env_runner_class
+
+__all__ = ("EnvRunner", "EnvRunnerMetrics", "SampleSummary", "env_runner_class", "make_bus")

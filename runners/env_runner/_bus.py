@@ -1,0 +1,52 @@
+"""Building a runner's bus: the config's callbacks, built-in metrics, run-directory writers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hookbus.kernel import Bus, ConfigError
+
+from ..reporting import output_callbacks
+from ._metrics import EnvRunnerMetrics
+
+if TYPE_CHECKING:
+    from ..config import AlgorithmConfig
+
+__all__ = ("make_bus",)
+
+
+def make_bus(
+    config: AlgorithmConfig[Any], bus: Bus | None = None, *, observers: bool = True
+) -> Bus:
+    """Return a bus with ``config``'s callbacks and the built-in runner metrics.
+
+    A new bus, or ``bus`` (a shared one) with them added. ``observers=False`` leaves the
+    observer classes out: a worker process's bus, whose events observers see on the
+    Algorithm's bus.
+    """
+    classes = config.callbacks_class
+    if not observers:
+        classes = [c for c in classes if not getattr(c, "observer", False)]
+    if bus is None:
+        bus = Bus(
+            classes,
+            on_error=config.on_error,
+            plugins=config.plugins,
+            quarantine_after=config.quarantine_after,
+            statistics=config.bus_timing.get("statistics", False),
+            deadline=config.bus_timing.get("deadline"),
+            watchdog=config.bus_timing.get("watchdog"),
+            **config.callbacks_per_hook,
+        )
+    else:
+        if config.on_error != bus.on_error:
+            raise ConfigError(
+                f"on_error={config.on_error!r} in config.callbacks() differs from the "
+                f"shared bus's {bus.on_error!r}; set it on the Bus"
+            )
+        bus.add_callbacks(classes, **config.callbacks_per_hook)
+    if not any(isinstance(cb, EnvRunnerMetrics) for cb in bus.callbacks):
+        bus.add_callbacks(EnvRunnerMetrics())
+    if observers and config.logdir is not None:  # after the user's: they see added keys
+        bus.add_callbacks(output_callbacks(config.logdir, tensorboard=config.tensorboard))
+    return bus

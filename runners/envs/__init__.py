@@ -1,0 +1,31 @@
+"""What users hand in as environments: making (vector) envs, their context, multi-agent envs."""
+
+from ._env import (
+    EnvContext as EnvContext,
+    TaskSettableEnv as TaskSettableEnv,
+    check_env as check_env,
+    env_maker as env_maker,
+    env_name as env_name,
+    is_env_failure as is_env_failure,
+    make_vector_env as make_vector_env,
+    mark_env_failure as mark_env_failure,
+)
+from ._multi_agent_env import (
+    MultiAgentCartPole as MultiAgentCartPole,
+    MultiAgentEnv as MultiAgentEnv,
+    make_multi_agent as make_multi_agent,
+)
+
+__all__ = (
+    "EnvContext",
+    "MultiAgentCartPole",
+    "MultiAgentEnv",
+    "TaskSettableEnv",
+    "check_env",
+    "env_maker",
+    "env_name",
+    "is_env_failure",
+    "make_multi_agent",
+    "make_vector_env",
+    "mark_env_failure",
+)
