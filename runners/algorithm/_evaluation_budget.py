@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..config import EnvRunnersSettings, EvaluationSettings
+
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
@@ -55,8 +57,9 @@ def units(budget: int, k: int, config: AlgorithmConfig[Any], by_episodes: bool) 
 
 def auto_steps(left_s: float, throughput: float | None, config: AlgorithmConfig[Any]) -> int:
     """Size an "auto" unit: the steps that fill ``left_s``, clamped, in whole vector steps."""
-    low = config.evaluation_auto_duration_min_env_steps_per_sample
-    high = config.evaluation_auto_duration_max_env_steps_per_sample
+    evaluation = config.settings(EvaluationSettings)
+    low = evaluation.evaluation_auto_duration_min_env_steps_per_sample
+    high = evaluation.evaluation_auto_duration_max_env_steps_per_sample
     steps = low if throughput is None else min(high, max(low, int(left_s * throughput)))
-    num_envs = config.num_envs_per_env_runner
+    num_envs = config.settings(EnvRunnersSettings).num_envs_per_env_runner
     return math.ceil(steps / num_envs) * num_envs

@@ -1,6 +1,21 @@
-"""The config room: AlgorithmConfig, its sections' settings and their checks."""
+"""The config room: AlgorithmConfig, every setting declared once, and the checks of values."""
 
-from ._checks import int_at_least as int_at_least
+from ._checks import (
+    Check as Check,
+    Rule as Rule,
+    boolean as boolean,
+    finite as finite,
+    finite_above as finite_above,
+    finite_at_least as finite_at_least,
+    int_at_least as int_at_least,
+    int_check as int_check,
+    is_callable as is_callable,
+    number_above as number_above,
+    number_at_least as number_at_least,
+    number_in as number_in,
+    one_of as one_of,
+    optional as optional,
+)
 from ._config import AlgorithmConfig as AlgorithmConfig
 from ._multi_agent import (
     DEFAULT_MODULE_ID as DEFAULT_MODULE_ID,
@@ -10,28 +25,52 @@ from ._multi_agent import (
     module_spaces as module_spaces,
     trains_module as trains_module,
 )
+from ._sections import section as section
 from ._settings import (
     NOT_SET as NOT_SET,
+    EnvRunnersSettings as EnvRunnersSettings,
     EvaluationSettings as EvaluationSettings,
     ReportingSettings as ReportingSettings,
+    Setting as Setting,
+    SettingInfo as SettingInfo,
     Settings as Settings,
     TrainingSettings as TrainingSettings,
-    given as given,
+    check_values as check_values,
 )
+from ._table import settings_markdown as settings_markdown, settings_rows as settings_rows
 
 __all__ = (
     "DEFAULT_MODULE_ID",
     "NOT_SET",
     "AlgorithmConfig",
+    "Check",
+    "EnvRunnersSettings",
     "EvaluationSettings",
     "PolicySpec",
     "ReportingSettings",
+    "Rule",
+    "Setting",
+    "SettingInfo",
     "Settings",
     "TrainingSettings",
-    "given",
+    "boolean",
+    "check_values",
+    "finite",
+    "finite_above",
+    "finite_at_least",
     "int_at_least",
+    "int_check",
+    "is_callable",
     "is_multi_agent",
     "mapping_fn",
     "module_spaces",
+    "number_above",
+    "number_at_least",
+    "number_in",
+    "one_of",
+    "optional",
+    "section",
+    "settings_markdown",
+    "settings_rows",
     "trains_module",
 )

@@ -1,112 +1,127 @@
-"""Checking settings: one function per config section, each error naming the bad value."""
+"""Checks of setting values: small objects that a setting's declaration names.
+
+Each check is called as ``check(name, value)`` and raises ConfigError naming the setting,
+what it allows and the value it got; ``allows`` says the same for the settings table in
+docs/settings.md. ``int_at_least`` and friends also serve code outside the config (a
+learner checking its own arguments).
+"""
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Callable
 from typing import Any
 
 from hookbus.kernel import ConfigError
 
 __all__ = (
-    "DURATION_UNITS",
-    "check_bool",
-    "check_env_runners",
-    "check_evaluation",
-    "check_fault_tolerance",
+    "Check",
+    "Rule",
+    "boolean",
+    "finite",
+    "finite_above",
+    "finite_at_least",
     "int_at_least",
+    "int_check",
+    "is_callable",
     "number_above",
+    "number_at_least",
+    "number_in",
+    "one_of",
+    "optional",
 )
 
-DURATION_UNITS = ("episodes", "timesteps")
+
+class Check:
+    """A named rule for one setting's value: ``check(name, value)`` raises if it fails."""
+
+    __slots__ = ("allows", "test")
+
+    def __init__(self, allows: str, test: Callable[[Any], bool]) -> None:
+        self.allows = allows
+        """What the setting takes, as the error message and the docs table say it."""
+        self.test = test
+
+    def __call__(self, name: str, value: object) -> None:
+        if not self.test(value):
+            raise ConfigError(f"{name} must be {self.allows}, got {value!r}")
+
+    def __repr__(self) -> str:
+        return f"Check({self.allows!r})"
 
 
-def check_evaluation(config: Any) -> None:
-    """Raise ConfigError naming the first bad evaluation setting."""
-    interval = config.evaluation_interval
-    if interval is not None:
-        int_at_least("evaluation_interval", interval, 0)
-    duration = config.evaluation_duration
-    if duration == "auto":
-        if not config.evaluation_parallel_to_training:
-            raise ConfigError(
-                "evaluation_duration='auto' needs evaluation_parallel_to_training=True "
-                "(it evaluates for as long as the parallel training step takes)"
-            )
-    elif isinstance(duration, bool) or not isinstance(duration, int) or duration < 1:
-        raise ConfigError(f"evaluation_duration must be an int >= 1 or 'auto', got {duration!r}")
-    if config.evaluation_duration_unit not in DURATION_UNITS:
-        raise ConfigError(
-            f"evaluation_duration_unit must be one of "
-            f"{', '.join(map(repr, DURATION_UNITS))}, got {config.evaluation_duration_unit!r}"
-        )
-    number_above("evaluation_sample_timeout_s", config.evaluation_sample_timeout_s, 0)
-    low = config.evaluation_auto_duration_min_env_steps_per_sample
-    high = config.evaluation_auto_duration_max_env_steps_per_sample
-    int_at_least("evaluation_auto_duration_min_env_steps_per_sample", low, 1)
-    int_at_least("evaluation_auto_duration_max_env_steps_per_sample", high, low)
-    int_at_least("evaluation_num_env_runners", config.evaluation_num_env_runners, 0)
-    for name in ("evaluation_parallel_to_training", "enable_async_evaluation"):
-        check_bool(name, getattr(config, name))
-    function = config.custom_evaluation_function
-    if function is not None and not callable(function):
-        raise ConfigError(f"custom_evaluation_function must be callable, got {function!r}")
-    if config.evaluation_config:  # check the overrides' names and values now, not mid-run
-        evaluation = config.get_evaluation_config_object()
-        evaluation.evaluation_config = None
-        evaluation.validate()
+class Rule(Check):
+    """A check that raises its own message: ``fn(name, value)``; ``allows`` is for the docs."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, allows: str, fn: Callable[[str, Any], None]) -> None:
+        super().__init__(allows, lambda value: True)
+        self.fn = fn
+
+    def __call__(self, name: str, value: object) -> None:
+        self.fn(name, value)
 
 
-BATCH_MODES = ("truncate_episodes", "complete_episodes")
+# numbers.Real and Integral take numpy's scalars too (a learner's settings may be numpy).
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def check_env_runners(config: Any) -> None:
-    """Raise ConfigError naming the first bad remote-runner setting of ``env_runners()``."""
-    timeout = config.sample_timeout_s
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-    ):
-        raise ConfigError(f"sample_timeout_s must be a number > 0 or None, got {timeout!r}")
-    if config.batch_mode not in BATCH_MODES:
-        raise ConfigError(
-            f"batch_mode must be one of {', '.join(map(repr, BATCH_MODES))}, "
-            f"got {config.batch_mode!r}"
-        )
-    cpus = config.num_cpus_per_env_runner
-    if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not cpus >= 0:
-        raise ConfigError(f"num_cpus_per_env_runner must be a number >= 0, got {cpus!r}")
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def check_fault_tolerance(config: Any) -> None:
-    """Raise ConfigError naming the first bad fault-tolerance setting."""
-    for name in (
-        "restart_failed_env_runners",
-        "ignore_env_runner_failures",
-        "restart_failed_sub_environments",
-    ):
-        check_bool(name, getattr(config, name))
-    int_at_least("max_num_env_runner_restarts", config.max_num_env_runner_restarts, 0)
-    delay = config.delay_between_env_runner_restarts_s
-    if isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
-        raise ConfigError(
-            f"delay_between_env_runner_restarts_s must be a number >= 0, got {delay!r}"
-        )
-    tolerance = config.num_consecutive_env_runner_failures_tolerance
-    int_at_least("num_consecutive_env_runner_failures_tolerance", tolerance, 0)
-    probe = config.env_runner_health_probe_timeout_s
-    number_above("env_runner_health_probe_timeout_s", probe, 0)
-    restore = config.env_runner_restore_timeout_s
-    number_above("env_runner_restore_timeout_s", restore, 0)
+def int_check(low: int) -> Check:
+    """An int (not a bool) >= ``low``."""
+    return Check(f"an int >= {low}", lambda v: _is_int(v) and v >= low)
+
+
+def number_above(low: float) -> Check:
+    """A number > ``low``."""
+    return Check(f"a number > {low}", lambda v: _is_number(v) and v > low)
+
+
+def number_at_least(low: float) -> Check:
+    """A number >= ``low``."""
+    return Check(f"a number >= {low}", lambda v: _is_number(v) and v >= low)
+
+
+def number_in(low: float, high: float, *, open_low: bool = False) -> Check:
+    """A number in [low, high] (or (low, high] with ``open_low``)."""
+    bracket = "(" if open_low else "["
+    return Check(
+        f"a number in {bracket}{low}, {high}]",
+        lambda v: _is_number(v) and (low < v if open_low else low <= v) and v <= high,
+    )
+
+
+def finite_above(low: float) -> Check:
+    """A finite number > ``low``."""
+    return Check(f"a finite number > {low}", lambda v: _is_number(v) and low < v < math.inf)
+
+
+def finite_at_least(low: float) -> Check:
+    """A finite number >= ``low``."""
+    return Check(f"a finite number >= {low}", lambda v: _is_number(v) and low <= v < math.inf)
+
+
+finite = Check("a finite number", lambda v: _is_number(v) and math.isfinite(v))
+boolean = Check("True or False", lambda v: isinstance(v, bool))
+is_callable = Check("callable", callable)
+
+
+def one_of(*values: object) -> Check:
+    """One of ``values``."""
+    return Check(f"one of {', '.join(map(repr, values))}", lambda v: v in values)
+
+
+def optional(check: Check, allows: str | None = None) -> Check:
+    """None, or what ``check`` takes; ``allows`` words it otherwise ("None or ...")."""
+    return Check(allows or f"None or {check.allows}", lambda v: v is None or check.test(v))
 
 
 def int_at_least(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be an int >= {low}, got {value!r}")
-
-
-def number_above(name: str, value: object, low: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > low:
-        raise ConfigError(f"{name} must be a number > {low}, got {value!r}")
-
-
-def check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be True or False, got {value!r}")
+    """Raise ConfigError unless ``value`` is an int >= ``low``."""
+    int_check(low)(name, value)

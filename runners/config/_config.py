@@ -6,25 +6,22 @@ import copy
 import difflib
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
+
+import msgspec
 
 from hookbus.kernel import Bus, ConfigError, check_callbacks
 
-from .._exploration import check_exploration_config
-from ..backends import check_backend
-from ..envs import check_env
-from ._checks import (
-    DURATION_UNITS,
-    check_env_runners,
-    check_evaluation,
-    check_fault_tolerance,
-    int_at_least,
-)
 from ._multi_agent import check_multi_agent
 from ._sections import ConfigSections
-from ._settings import EvaluationSettings, ReportingSettings, defaults
+from ._settings import (
+    EnvRunnersSettings,
+    EvaluationSettings,
+    ReportingSettings,
+    TrainingSettings,
+)
 
-__all__ = ("DURATION_UNITS", "AlgorithmConfig")
+__all__ = ("AlgorithmConfig",)
 
 AlgorithmT = TypeVar("AlgorithmT")
 
@@ -55,10 +52,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
     """What ``exploration_config=None`` means for this algorithm."""
 
     def __init__(self) -> None:
-        self._rollout_fragment_length: int | str = "auto"
-        for section in self.sections.values():
-            for name, default in defaults(section).items():
-                setattr(self, name, default)
+        super().__init__()
         self.in_evaluation = False
         self.callbacks_class: list[Any] = []
         self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
@@ -118,15 +112,16 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
     @property
     def rollout_fragment_length(self) -> int:
         """Env steps per sub-env per ``sample()``; "auto" splits ``train_batch_size`` evenly."""
-        value = self._rollout_fragment_length
+        settings = self.settings(EnvRunnersSettings)
+        value = settings.rollout_fragment_length
         if value == "auto":
-            runners = max(1, self.num_env_runners) * self.num_envs_per_env_runner
-            return max(1, math.ceil(self.train_batch_size / runners))
+            runners = max(1, settings.num_env_runners) * settings.num_envs_per_env_runner
+            return max(1, math.ceil(self.settings(TrainingSettings).train_batch_size / runners))
         return int(value)
 
     @rollout_fragment_length.setter
-    def rollout_fragment_length(self, value: int | str) -> None:
-        self._rollout_fragment_length = value
+    def rollout_fragment_length(self, value: int | Literal["auto"]) -> None:
+        self.env_runners(rollout_fragment_length=value)
 
     @property
     def exploration(self) -> dict[str, Any]:
@@ -136,10 +131,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
     def copy(self) -> Self:
         """Return an independent copy (callback instances and functions are shared)."""
         new = copy.copy(self)
-        for name in self._setting_names():
-            value = getattr(self, name)
-            if isinstance(value, dict | list):
-                setattr(new, name, copy.deepcopy(value))
+        new._values = self._copy_values()
         new.callbacks_class = list(self.callbacks_class)
         new.callbacks_per_hook = {k: list(v) for k, v in self.callbacks_per_hook.items()}
         return new
@@ -155,7 +147,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             raise ConfigError(
                 f"evaluation_config must be a dict of setting overrides or None, got {overrides!r}"
             )
-        allowed = [name for name in self._setting_names() if name not in _NOT_OVERRIDABLE]
+        allowed = [name for name in self._section_of if name not in _NOT_OVERRIDABLE]
         unknown = [name for name in overrides if name not in allowed]
         if unknown:
             named = ", ".join(f"{name!r}{_override_hint(name, allowed)}" for name in unknown)
@@ -204,48 +196,21 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
     # --- checking and building --------------------------------------------------------------
 
     def validate(self) -> None:
-        """Raise ConfigError naming the first bad setting and what it allows."""
-        if self.env is None:
-            raise ConfigError("no env set: call config.environment('CartPole-v1') or similar")
-        check_env(self.env)
-        int_at_least("num_env_runners", self.num_env_runners, 0)
-        int_at_least("num_envs_per_env_runner", self.num_envs_per_env_runner, 1)
-        int_at_least("train_batch_size", self.train_batch_size, 1)
-        int_at_least(
-            "metrics_num_episodes_for_smoothing", self.metrics_num_episodes_for_smoothing, 1
-        )
-        if self._rollout_fragment_length != "auto":
-            int_at_least("rollout_fragment_length", self._rollout_fragment_length, 1)
-        check_backend(self.backend)
-        check_env_runners(self)
-        if not isinstance(self.lr, int | float) or not 0 < self.lr < math.inf:
-            raise ConfigError(f"lr must be a finite number > 0, got {self.lr!r}")
-        if not isinstance(self.gamma, int | float) or not 0 <= self.gamma <= 1:
-            raise ConfigError(f"gamma must be a number in [0, 1], got {self.gamma!r}")
-        if self.seed is not None and (
-            isinstance(self.seed, bool) or not isinstance(self.seed, int)
-        ):
-            raise ConfigError(f"seed must be an int or None, got {self.seed!r}")
-        if not isinstance(self.env_config, dict):
-            raise ConfigError(f"env_config must be a dict, got {self.env_config!r}")
-        if not isinstance(self.explore, bool):
-            raise ConfigError(f"explore must be True or False, got {self.explore!r}")
-        check_exploration_config(self.exploration)
-        if self.env_task_fn is not None and not callable(self.env_task_fn):
-            raise ConfigError(f"env_task_fn must be callable, got {self.env_task_fn!r}")
-        hiddens = self.model.get("fcnet_hiddens") if isinstance(self.model, dict) else None
-        if not hiddens or not all(isinstance(h, int) and h >= 1 for h in hiddens):
-            raise ConfigError(
-                f"model['fcnet_hiddens'] must be a non-empty list of positive ints, "
-                f"got {self.model!r}"
-            )
-        check_evaluation(self)
-        check_fault_tolerance(self)
+        """Raise ConfigError naming the first bad setting and what it allows.
+
+        Each setting's declared check (``_settings.py``), then each section's check of its
+        settings together, then the checks across sections.
+        """
+        for info in self.setting_infos():
+            if info.check is not None:
+                info.check(info.name, getattr(self._values[info.section], info.name))
+        for values in self._values.values():
+            values.check()
         check_multi_agent(self)
-        if self.logdir is not None and not isinstance(self.logdir, str):
-            raise ConfigError(f"logdir must be a path or None, got {self.logdir!r}")
-        if self.tensorboard not in (None, True, False):
-            raise ConfigError(f"tensorboard must be True, False or None, got {self.tensorboard!r}")
+        if self.evaluation_config:  # check the overrides' names and values now, not mid-run
+            evaluation = self.get_evaluation_config_object()
+            evaluation.evaluation_config = None
+            evaluation.validate()
 
     def build(self, bus: Bus | None = None) -> AlgorithmT:
         """Check the settings and build the Algorithm (sharing ``bus`` if given).
@@ -264,6 +229,39 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.env!r}, backend={self.backend!r})"
+
+    # --- what crosses to worker processes and Ray actors ------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Split the settings: data ones as MessagePack, only those that may hold code pickled.
+
+        A setting typed ``Any`` or holding ``Any`` (an env creator, a learner class, an
+        ``env_config`` of the user's objects) is pickled as it is; the others (numbers,
+        strings, flags) cross as msgspec-encoded data and decode through their types.
+        """
+        state = dict(self.__dict__)
+        values = state.pop("_values")
+        data: dict[str, dict[str, Any]] = {}
+        objects: dict[str, dict[str, Any]] = {}
+        for info in self.setting_infos():
+            value = getattr(values[info.section], info.name)
+            target = objects if info.holds_objects else data
+            target.setdefault(info.section, {})[info.name] = value
+        state["_data"] = msgspec.msgpack.encode(data)
+        state["_objects"] = objects
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild the sections from ``__getstate__``'s data and objects."""
+        data = msgspec.msgpack.decode(state.pop("_data"))
+        objects = state.pop("_objects")
+        self.__dict__.update(state)
+        self._values = {
+            name: msgspec.structs.replace(
+                msgspec.convert(data.get(name, {}), struct), **objects.get(name, {})
+            )
+            for name, struct in self.sections.items()
+        }
 
 
 def _override_hint(name: str, allowed: list[str]) -> str:

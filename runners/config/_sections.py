@@ -1,18 +1,24 @@
-"""The config's sections as methods: typed keywords, RLlib's names, one struct each.
+"""The config's sections as builder methods and attributes, derived from their structs.
 
-``ConfigSections`` is the part of ``AlgorithmConfig`` that says which settings exist: a
-method per section whose keywords spell out its struct's fields (``_settings.py``) with
-their types, so that editors and mypy check ``config.training(lr=...)``; the attributes
-they set, declared for type checkers; and the way data (a config file, ``--set``
-overrides, ``params.json``) turns into settings through the same structs.
+``section(SomeSettings)`` in a config class body is the builder method of that section:
+its keywords are the struct's fields, typed for editors and mypy (a ``ParamSpec`` taken
+from the struct's constructor), and calling it sets the given settings and returns the
+config. ``ConfigSections`` holds one frozen struct per section and gives every setting an
+attribute (``config.lr``), derived from the structs when a config class is defined; data
+(a config file, ``--set``, ``params.json``) decodes through the same structs.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
-import os
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Literal, Self
+import functools
+import inspect
+import types
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, ParamSpec, Self, TypeVar, overload
+
+import msgspec
 
 from hookbus.kernel import ConfigError
 
@@ -25,225 +31,164 @@ from ._settings import (
     FaultToleranceSettings,
     MultiAgentSettings,
     ReportingSettings,
+    SettingInfo,
     Settings,
     TrainingSettings,
-    check_names,
-    convert_section,
-    given,
+    setting_infos,
 )
 
-__all__ = ("ConfigSections",)
+__all__ = ("ConfigSections", "convert_section", "section")
+
+P = ParamSpec("P")
+C = TypeVar("C", bound="ConfigSections")
+S = TypeVar("S", bound=Settings)
+
+
+class section(Generic[P]):
+    """Declare a config section: ``training = section(TrainingSettings)`` in a config class.
+
+    On an instance it is the section's builder method: ``config.training(lr=1e-3)`` sets
+    the settings given (an omitted keyword leaves its setting as it is) and returns the
+    config. Its keywords and their types are the struct's fields.
+    """
+
+    def __init__(self, struct: Callable[P, Settings]) -> None:
+        self.struct: type[Settings] = struct  # type: ignore[assignment]
+        self.name = ""
+        self.method: Callable[..., Any] = lambda *args, **kwargs: None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.method = _builder(name, self.struct)
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> Callable[..., Any]: ...
+    @overload
+    def __get__(self, obj: C, objtype: type | None = None) -> Callable[P, C]: ...
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self.method
+        return types.MethodType(self.method, obj)
+
+
+def _builder(name: str, struct: type[Settings]) -> Callable[..., Any]:
+    """Make the builder method of section ``name``, with a signature derived from ``struct``."""
+    infos = list(setting_infos(name, struct))
+    names = [info.name for info in infos]
+    # A struct whose fields are not keyword-only takes its first one positionally too
+    # (``environment("CartPole-v1")``).
+    first = next(iter(inspect.signature(struct).parameters.values()), None)
+    keyword_only = first is None or first.kind is inspect.Parameter.KEYWORD_ONLY
+    positional = [] if keyword_only else names[:1]
+
+    def method(self: ConfigSections, *args: Any, **kwargs: Any) -> Any:
+        if len(args) > len(positional):
+            raise TypeError(
+                f"{name}() takes {len(positional)} positional argument(s) but {len(args)} "
+                f"were given; pass settings by keyword"
+            )
+        kwargs.update(zip(positional, args, strict=False))
+        for key in kwargs:
+            if key not in struct.__struct_fields__:
+                close = difflib.get_close_matches(key, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise TypeError(f"{name}() got an unexpected keyword argument {key!r}{hint}")
+        return self._set(name, {k: v for k, v in kwargs.items() if v is not NOT_SET})
+
+    kind = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    parameters += [
+        inspect.Parameter(
+            info.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD if info.name in positional else kind,
+            default=NOT_SET,
+            annotation=info.type,
+        )
+        for info in infos
+    ]
+    method.__name__ = method.__qualname__ = name
+    method.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    method.__annotations__ = {info.name: info.type for info in infos}
+    lines = [f"- ``{info.name}`` ({info.default!r}): {info.doc}" for info in infos]
+    method.__doc__ = f"{(struct.__doc__ or '').strip()}\n\n" + "\n".join(lines)
+    return method
 
 
 class ConfigSections:
-    """Section methods and setting attributes, shared by every algorithm's config."""
+    """Settings by section: builder methods, an attribute per setting, data in and out."""
 
-    sections: ClassVar[dict[str, type[Settings]]] = {
-        "environment": EnvironmentSettings,
-        "env_runners": EnvRunnersSettings,
-        "training": TrainingSettings,
-        "debugging": DebuggingSettings,
-        "evaluation": EvaluationSettings,
-        "fault_tolerance": FaultToleranceSettings,
-        "multi_agent": MultiAgentSettings,
-        "reporting": ReportingSettings,
-    }
-    """Each section's settings: names, types and defaults (see ``_settings``)."""
+    environment = section(EnvironmentSettings)
+    env_runners = section(EnvRunnersSettings)
+    training = section(TrainingSettings)
+    debugging = section(DebuggingSettings)
+    evaluation = section(EvaluationSettings)
+    fault_tolerance = section(FaultToleranceSettings)
+    multi_agent = section(MultiAgentSettings)
+    reporting = section(ReportingSettings)
 
-    # Declared for type checkers; set from the sections in __init__.
-    env: Any
-    env_config: dict[str, Any]
-    env_task_fn: Callable[..., Any] | None
-    num_env_runners: int
-    num_envs_per_env_runner: int
-    backend: str
-    batch_mode: str
-    explore: bool
-    exploration_config: dict[str, Any] | None
-    metrics_num_episodes_for_smoothing: int
-    sample_timeout_s: float | None
-    num_cpus_per_env_runner: float
-    lr: float
-    gamma: float
-    train_batch_size: int
-    model: dict[str, Any]
-    learner_class: type | None
-    seed: int | None
-    evaluation_interval: int | None
-    evaluation_duration: int | str
-    evaluation_duration_unit: str
-    evaluation_sample_timeout_s: float
-    evaluation_auto_duration_min_env_steps_per_sample: int
-    evaluation_auto_duration_max_env_steps_per_sample: int
-    evaluation_parallel_to_training: bool
-    evaluation_config: dict[str, Any] | None
-    evaluation_num_env_runners: int
-    custom_evaluation_function: Callable[..., Any] | None
-    enable_async_evaluation: bool
-    restart_failed_env_runners: bool
-    ignore_env_runner_failures: bool
-    max_num_env_runner_restarts: int
-    delay_between_env_runner_restarts_s: float
-    restart_failed_sub_environments: bool
-    num_consecutive_env_runner_failures_tolerance: int
-    env_runner_health_probe_timeout_s: float
-    env_runner_restore_timeout_s: float
-    policies: Any
-    policy_mapping_fn: Callable[..., str] | None
-    policies_to_train: Any
-    logdir: str | None
-    tensorboard: bool | None
-    _rollout_fragment_length: int | str  # behind the rollout_fragment_length property
+    sections: ClassVar[dict[str, type[Settings]]] = {}
+    """Each section's struct (derived from the ``section`` declarations, subclasses' win)."""
+    _section_of: ClassVar[dict[str, str]] = {}
 
-    def environment(
-        self,
-        env: Any = NOT_SET,
-        *,
-        env_config: dict[str, Any] = NOT_SET,
-        env_task_fn: Callable[..., Any] | None = NOT_SET,
-    ) -> Self:
-        """Set ``env`` (a registered id, an Env class or a creator) and ``env_config``.
+    if TYPE_CHECKING:  # every setting is an attribute (derived below, so Any to mypy)
 
-        ``env_task_fn(train_results, task_settable_env, env_context) -> task`` sets every
-        ``TaskSettableEnv`` sub-env's task after each training iteration (curricula).
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
+    def __init__(self) -> None:
+        self._values: dict[str, Settings] = {
+            name: struct() for name, struct in self.sections.items()
+        }
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _derive(cls)
+
+    # --- reading and setting ----------------------------------------------------------------
+
+    def settings(self, struct: type[S]) -> S:
+        """Return the section of type ``struct``: its settings, typed (frozen: read them).
+
+        ``config.settings(EnvRunnersSettings).num_env_runners`` is ``config.num_env_runners``
+        as mypy and editors know it; an algorithm's section is found by its base too
+        (``settings(TrainingSettings)`` on a PPOConfig gives its PPOTrainingSettings).
         """
-        return self._update("environment", given(locals()))
+        for values in self._values.values():
+            if isinstance(values, struct):
+                return values
+        raise KeyError(f"{type(self).__name__} has no section of type {struct.__name__}")
 
-    def env_runners(
-        self,
-        *,
-        num_env_runners: int = NOT_SET,
-        num_envs_per_env_runner: int = NOT_SET,
-        backend: str = NOT_SET,
-        rollout_fragment_length: int | Literal["auto"] = NOT_SET,
-        batch_mode: Literal["truncate_episodes", "complete_episodes"] = NOT_SET,
-        explore: bool = NOT_SET,
-        exploration_config: dict[str, Any] | None = NOT_SET,
-        metrics_num_episodes_for_smoothing: int = NOT_SET,
-        sample_timeout_s: float | None = NOT_SET,
-        num_cpus_per_env_runner: float = NOT_SET,
-    ) -> Self:
-        """Set how many EnvRunners sample, with how many envs each, on which backend.
-
-        ``sample_timeout_s`` (RLlib's): how long a remote runner may take for one training
-        ``sample()`` before it counts as failed (None: no limit); docs/scaling.md#fault-tolerance.
-        ``num_cpus_per_env_runner`` (RLlib's, default 1): the CPUs each Ray actor reserves.
-        ``batch_mode`` (RLlib's): ``"truncate_episodes"`` samples ``rollout_fragment_length``
-        steps per sub-env and call, cutting episodes; ``"complete_episodes"`` samples whole
-        episodes (each call one per sub-env, from a reset) until the share is reached.
-        """
-        return self._update("env_runners", given(locals()))
-
-    def training(
-        self,
-        *,
-        lr: float = NOT_SET,
-        gamma: float = NOT_SET,
-        train_batch_size: int = NOT_SET,
-        model: dict[str, Any] = NOT_SET,
-        learner_class: type | None = NOT_SET,
-    ) -> Self:
-        """Set ``lr``, ``gamma``, ``train_batch_size``, ``model`` and ``learner_class``.
-
-        Each algorithm's config adds its own settings (``PPOConfig.training(clip_param=...)``).
-        """
-        return self._update("training", given(locals()))
-
-    def debugging(self, *, seed: int | None = NOT_SET) -> Self:
-        """Set ``seed`` (runs with the same seed and settings are reproducible)."""
-        return self._update("debugging", given(locals()))
-
-    def evaluation(
-        self,
-        *,
-        evaluation_interval: int | None = NOT_SET,
-        evaluation_duration: int | Literal["auto"] = NOT_SET,
-        evaluation_duration_unit: Literal["episodes", "timesteps"] = NOT_SET,
-        evaluation_sample_timeout_s: float = NOT_SET,
-        evaluation_auto_duration_min_env_steps_per_sample: int = NOT_SET,
-        evaluation_auto_duration_max_env_steps_per_sample: int = NOT_SET,
-        evaluation_parallel_to_training: bool = NOT_SET,
-        evaluation_config: dict[str, Any] | None = NOT_SET,
-        evaluation_num_env_runners: int = NOT_SET,
-        custom_evaluation_function: Callable[..., Any] | None = NOT_SET,
-        enable_async_evaluation: bool = NOT_SET,
-    ) -> Self:
-        """Set when and how long to evaluate: RLlib's settings (docs/evaluation.md)."""
-        return self._update("evaluation", given(locals()))
-
-    def fault_tolerance(
-        self,
-        *,
-        restart_failed_env_runners: bool = NOT_SET,
-        ignore_env_runner_failures: bool = NOT_SET,
-        max_num_env_runner_restarts: int = NOT_SET,
-        delay_between_env_runner_restarts_s: float = NOT_SET,
-        restart_failed_sub_environments: bool = NOT_SET,
-        num_consecutive_env_runner_failures_tolerance: int = NOT_SET,
-        env_runner_health_probe_timeout_s: float = NOT_SET,
-        env_runner_restore_timeout_s: float = NOT_SET,
-    ) -> Self:
-        """Set how failed EnvRunners are restarted: RLlib's settings (docs/scaling.md).
-
-        ``num_consecutive_env_runner_failures_tolerance`` (RLlib's, default 100): how many
-        runner failures in a row, with no sample returned in between, ``train()`` goes on
-        after; one more is raised. It also bounds a sub-env's failures in a row under
-        ``restart_failed_sub_environments``. ``env_runner_restore_timeout_s`` (RLlib's,
-        default 1800): how long a restarted remote runner may take to load the learner's
-        weights before the restart counts as failed.
-        """
-        return self._update("fault_tolerance", given(locals()))
-
-    def multi_agent(
-        self,
-        *,
-        policies: Any = NOT_SET,
-        policy_mapping_fn: Callable[..., str] | None = NOT_SET,
-        policies_to_train: Any = NOT_SET,
-    ) -> Self:
-        """Train several policies (modules) in a MultiAgentEnv: RLlib's settings.
-
-        ``policies``: the policy ids (a set or list), or a dict of id to None or
-        ``PolicySpec(observation_space=, action_space=)``; spaces not given are taken from
-        the first agent that ``policy_mapping_fn`` maps to the policy.
-        ``policy_mapping_fn(agent_id, episode, **kwargs) -> policy id``, called once per
-        agent and episode (default: every agent to ``default_policy``).
-        ``policies_to_train``: the ids to train (default all), or
-        ``fn(policy_id, batch) -> bool``.
-        """
-        return self._update("multi_agent", given(locals()))
-
-    def reporting(
-        self, *, logdir: str | os.PathLike[str] | None = NOT_SET, tensorboard: bool | None = NOT_SET
-    ) -> Self:
-        """Set the run directory ``logdir`` that results are written to (docs/outputs.md).
-
-        With a ``logdir``, the Algorithm's bus gets the output writers: ``params.json``,
-        ``result.jsonl``, ``progress.csv``, and TensorBoard files when ``tensorboard`` is
-        True (which needs ``hookbus[tensorboard]``) or None and tensorboardX is installed.
-        """
-        settings = given(locals())
-        if settings.get("logdir") is not None:
-            settings["logdir"] = os.fspath(settings["logdir"])
-        return self._update("reporting", settings)
-
-    def _update(self, section: str, settings: dict[str, Any]) -> Self:
-        check_names(section, self.sections[section], settings, "")
-        for name, value in settings.items():
-            setattr(self, name, value)
+    def _set(self, name: str, given: dict[str, Any]) -> Self:
+        current = self._values[name]
+        values = self.sections[name].merge(current, given)
+        self._values[name] = msgspec.structs.replace(current, **values)
         return self
+
+    @classmethod
+    def setting_infos(cls) -> Iterator[SettingInfo]:
+        """Yield every setting's declaration, section by section."""
+        for name, struct in cls.sections.items():
+            yield from _infos(name, struct)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the settings by section (values as set; callables as they are)."""
+        return {name: msgspec.structs.asdict(values) for name, values in self._values.items()}
+
+    def _copy_values(self) -> dict[str, Settings]:
+        """Return the sections with their mutable values (dicts, lists) copied."""
         return {
-            section: {
-                name: self._rollout_fragment_length
-                if name == "rollout_fragment_length"
-                else getattr(self, name)
-                for name in settings.__struct_fields__
-            }
-            for section, settings in self.sections.items()
+            name: msgspec.structs.replace(
+                values,
+                **{
+                    field: copy.deepcopy(value)
+                    for field, value in msgspec.structs.asdict(values).items()
+                    if isinstance(value, dict | list)
+                },
+            )
+            for name, values in self._values.items()
         }
+
+    # --- data in ----------------------------------------------------------------------------
 
     def update_from_dict(self, settings: Mapping[str, Any], *, where: str = "") -> Self:
         """Set settings from data: ``{"training": {"lr": 1e-3}}`` or flat ``{"lr": 1e-3}``.
@@ -254,34 +199,34 @@ class ConfigSections:
         """
         by_section: dict[str, dict[str, Any]] = {}
         for key, value in settings.items():
-            section, name = self._locate(key, value, where)
-            if name is None:
+            name, setting = self._locate(key, where)
+            if setting is None:
                 if not isinstance(value, Mapping):
                     prefix = f"{where}: " if where else ""
                     raise ConfigError(
-                        f"{prefix}section {section!r} must be a table of settings, got {value!r}"
+                        f"{prefix}section {name!r} must be a table of settings, got {value!r}"
                     )
-                by_section.setdefault(section, {}).update(value)
+                by_section.setdefault(name, {}).update(value)
             else:
-                by_section.setdefault(section, {})[name] = value
-        for section, values in by_section.items():
-            # Through the section's method: it may merge (DQN's replay_buffer_config).
-            getattr(self, section)(
-                **convert_section(section, self.sections[section], values, where)
-            )
+                by_section.setdefault(name, {})[setting] = value
+        converted = {
+            name: convert_section(name, self.sections[name], values, where)
+            for name, values in by_section.items()
+        }
+        for name, values in converted.items():  # all decoded before any is set
+            self._set(name, values)
         return self
 
-    def _locate(self, key: str, value: Any, where: str) -> tuple[str, str | None]:
+    def _locate(self, key: str, where: str) -> tuple[str, str | None]:
         """Return (section, setting) for a key of ``update_from_dict``; setting None: a table."""
         if key in self.sections:
             return key, None
-        section, dot, name = key.rpartition(".")
-        if dot and section in self.sections:
-            return section, name
-        for section, fields in self.sections.items():
-            if key in fields.__struct_fields__:
-                return section, key
-        allowed = [*self.sections, *self._setting_names()]
+        name, dot, setting = key.rpartition(".")
+        if dot and name in self.sections:
+            return name, setting
+        if key in self._section_of:
+            return self._section_of[key], key
+        allowed = [*self.sections, *self._section_of]
         close = difflib.get_close_matches(key, allowed, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         prefix = f"{where}: " if where else ""
@@ -290,5 +235,66 @@ class ConfigSections:
             f"or a setting of one"
         )
 
-    def _setting_names(self) -> list[str]:
-        return [name for s in self.sections.values() for name in s.__struct_fields__]
+
+@functools.cache
+def _infos(name: str, struct: type[Settings]) -> tuple[SettingInfo, ...]:
+    return tuple(setting_infos(name, struct))
+
+
+def _derive(cls: type[ConfigSections]) -> None:
+    """Derive ``cls.sections`` from its ``section`` declarations and an attribute per setting."""
+    sections: dict[str, type[Settings]] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, section):
+                sections[name] = value.struct
+    cls.sections = sections
+    cls._section_of = {field: name for name, s in sections.items() for field in s.__struct_fields__}
+    for info in cls.setting_infos():
+        if not hasattr(cls, info.name):  # a property of the class's own ("auto" values) wins
+            setattr(cls, info.name, _attribute(info))
+
+
+def _attribute(info: SettingInfo) -> property:
+    name = info.name
+
+    def get(self: ConfigSections) -> Any:
+        return getattr(self._values[self._section_of[name]], name)
+
+    def set_(self: ConfigSections, value: Any) -> None:
+        self._set(self._section_of[name], {name: value})
+
+    return property(get, set_, doc=info.doc)
+
+
+_derive(ConfigSections)
+
+
+def convert_section(
+    name: str, struct: type[Settings], values: Mapping[str, Any], where: str = ""
+) -> dict[str, Any]:
+    """Decode ``values`` (data from a file or the command line) as settings of ``struct``.
+
+    Returns the given settings only, converted to their types (a TOML integer for a float
+    setting becomes a float). An unknown name or a value of the wrong type is a ConfigError
+    naming it, prefixed by ``where`` (a file name, an option).
+    """
+    prefix = f"{where}: " if where else ""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{prefix}section {name!r} must be a table of settings, got {values!r}")
+    allowed = struct.__struct_fields__
+    for key in values:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(
+                f"{prefix}unknown {name}() setting {key!r}{hint}; allowed: {', '.join(allowed)}"
+            )
+    try:
+        # Lax: a string "inf" (params.json's infinity) or "0.001" decodes as a float.
+        converted = msgspec.convert(dict(values), struct, strict=False)
+    except msgspec.ValidationError as exc:
+        message, _, path = str(exc).partition(" - at `$.")
+        setting = path.rstrip("`")
+        raise ConfigError(f"{prefix}{name}.{setting}: {message[:1].lower()}{message[1:]}") from None
+    return {key: getattr(converted, key) for key in values}

@@ -1,25 +1,43 @@
-"""The config's sections as typed structs: RLlib's names, types and defaults, in one place.
+"""Every setting, declared once: its section, name, type, default, check and one line of doc.
 
-Each section of ``AlgorithmConfig`` (``environment()``, ``env_runners()``, ``training()``,
-...) is a ``msgspec.Struct`` here. The struct is what a section *is*: the names a section
-method accepts, their defaults, and the types that a config file, a ``--set`` override and
-``params.json`` decode and encode through. The section methods spell the same names out as
-typed keyword parameters, so that editors and mypy check user code;
-``tests/runners/test_settings.py`` keeps the two in step.
+A section of ``AlgorithmConfig`` (``environment()``, ``env_runners()``, ``training()``, ...)
+is a frozen ``msgspec.Struct`` here; each field is one setting, annotated
+``Annotated[type, Setting(doc, check)]``. Everything else is derived from these structs:
+the builder methods' keywords (``_sections.section``, typed for editors and mypy), the
+config's attributes, ``validate()``, decoding files, ``--set`` and ``params.json``, the
+settings table of docs/settings.md and what worker processes receive (data settings
+encoded with msgspec; only settings typed ``Any``, which hold code, are pickled).
 
-Settings that hold code (an env creator, ``env_task_fn``, a learner class) are typed
-``Any`` here: a file can only name data, and ``validate()`` checks what they hold.
+An algorithm adds settings by subclassing a section (``PPOTrainingSettings``) and changes a
+default by declaring the field again with a new default.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
-from typing import Any, Literal
+import functools
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, Literal, NamedTuple, get_args, get_origin, get_type_hints
 
 import msgspec
 
 from hookbus.kernel import ConfigError
+
+from .._exploration import check_exploration_config
+from ..backends import check_backend
+from ..envs import check_env
+from ._checks import (
+    Check,
+    Rule,
+    boolean,
+    finite_above,
+    int_check,
+    is_callable,
+    number_above,
+    number_at_least,
+    number_in,
+    one_of,
+    optional,
+)
 
 __all__ = (
     "NOT_SET",
@@ -30,11 +48,12 @@ __all__ = (
     "FaultToleranceSettings",
     "MultiAgentSettings",
     "ReportingSettings",
+    "Setting",
+    "SettingInfo",
     "Settings",
     "TrainingSettings",
-    "convert_section",
-    "defaults",
-    "given",
+    "check_values",
+    "setting_infos",
 )
 
 
@@ -44,143 +63,341 @@ class _NotSet:
 
 
 NOT_SET: Any = _NotSet()
-"""The default of every section method's parameters: "leave this setting as it is".
-
-Typed ``Any`` so that a parameter reads ``lr: float = NOT_SET`` (its real type) to mypy and
-editors, as RLlib's ``NotProvided`` does."""
+"""What a builder method's omitted keyword means: "leave this setting as it is"."""
 
 
-class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class Setting:
+    """A setting's declaration beside its type: ``Annotated[float, Setting(doc, check)]``."""
+
+    __slots__ = ("check", "doc")
+
+    def __init__(self, doc: str, check: Any = None) -> None:
+        self.doc = doc
+        """One line for the settings table and the builder method's docstring."""
+        self.check = check
+        """``check(name, value)`` raising ConfigError (a ``Check``), or None: any value."""
+
+
+class Settings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     """One section of a config: every field a setting, with its type and default."""
 
+    def check(self) -> None:
+        """Raise ConfigError for a bad combination of this section's settings."""
 
-class EnvironmentSettings(Settings):
-    """``config.environment(...)``."""
-
-    env: Any = None
-    env_config: dict[str, Any] = {}
-    env_task_fn: Any = None
-
-
-class EnvRunnersSettings(Settings):
-    """``config.env_runners(...)``."""
-
-    num_env_runners: int = 0
-    num_envs_per_env_runner: int = 1
-    backend: str = "inline"
-    rollout_fragment_length: int | Literal["auto"] = "auto"
-    batch_mode: Literal["truncate_episodes", "complete_episodes"] = "truncate_episodes"
-    explore: bool = True
-    exploration_config: dict[str, Any] | None = None
-    metrics_num_episodes_for_smoothing: int = 100
-    sample_timeout_s: float | None = 60.0
-    num_cpus_per_env_runner: float = 1
+    @classmethod
+    def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
+        """Return the values a builder call sets (``given`` unless a section merges)."""
+        return given
 
 
-class TrainingSettings(Settings):
+class SettingInfo(NamedTuple):
+    """One setting as its declaration gives it (for docs, checks and the wire)."""
+
+    section: str
+    name: str
+    type: Any
+    default: Any
+    doc: str
+    check: Any
+
+    @property
+    def holds_code(self) -> bool:
+        """Whether the setting may hold code (typed ``Any``): a file cannot set it."""
+        return self.type is Any
+
+    @property
+    def holds_objects(self) -> bool:
+        """Whether the setting may hold any Python object (``Any`` in its type): pickled."""
+        return self.type is Any or Any in _type_args(self.type)
+
+
+def _type_args(hint: Any) -> set[Any]:
+    args = set(get_args(hint))
+    for arg in list(args):
+        args |= _type_args(arg)
+    return args
+
+
+def setting_infos(section: str, struct: type[Settings]) -> Iterator[SettingInfo]:
+    """Yield ``struct``'s settings, in declaration order, as their declarations give them.
+
+    A field declared again only for a new default (``lr: float = 5e-4``) keeps the doc and
+    check of the nearest base class that declares them.
+    """
+    hints = [get_type_hints(cls, include_extras=True) for cls in struct.__mro__ if _is_section(cls)]
+    defaults = struct()
+    for name in struct.__struct_fields__:
+        declared = next(
+            (d for h in hints if name in h for d in _settings_of(h[name])), Setting("", None)
+        )
+        hint = hints[0][name]
+        if get_origin(hint) is Annotated:
+            hint = get_args(hint)[0]
+        yield SettingInfo(
+            section, name, hint, getattr(defaults, name), declared.doc, declared.check
+        )
+
+
+@functools.cache
+def _checks(struct: type[Settings]) -> dict[str, Any]:
+    return {i.name: i.check for i in setting_infos("", struct) if i.check is not None}
+
+
+def check_values(struct: type[Settings], values: Mapping[str, Any]) -> None:
+    """Check ``values`` as ``struct`` declares (a learner checking its own arguments)."""
+    checks = _checks(struct)
+    for name, value in values.items():
+        check = checks.get(name)
+        if check is not None:
+            check(name, value)
+
+
+def _is_section(cls: type) -> bool:
+    return isinstance(cls, type) and issubclass(cls, Settings) and cls is not Settings
+
+
+def _settings_of(hint: Any) -> list[Setting]:
+    if get_origin(hint) is not Annotated:
+        return []
+    return [extra for extra in get_args(hint)[1:] if isinstance(extra, Setting)]
+
+
+def _env(name: str, value: object) -> None:
+    if value is None:
+        raise ConfigError("no env set: call config.environment('CartPole-v1') or similar")
+    check_env(value)
+
+
+def _hiddens(name: str, value: object) -> None:
+    hiddens = value.get("fcnet_hiddens") if isinstance(value, dict) else None
+    if not hiddens or not all(isinstance(h, int) and h >= 1 for h in hiddens):
+        raise ConfigError(
+            f"model['fcnet_hiddens'] must be a non-empty list of positive ints, got {value!r}"
+        )
+
+
+def _exploration(name: str, value: object) -> None:
+    if value is not None:
+        check_exploration_config(value)
+
+
+_env_check = Rule("a registered gymnasium id, an Env subclass or a creator", _env)
+_backend_check = Rule("a backend name, its extra installed", lambda _, v: check_backend(v))
+_hiddens_check = Rule("a dict whose 'fcnet_hiddens' lists positive ints", _hiddens)
+_exploration_check = Rule("None, or a known exploration 'type' and its settings", _exploration)
+
+
+_dict = Check("a dict", lambda v: isinstance(v, dict))
+_path = Check("a path or None", lambda v: v is None or isinstance(v, str))
+_seed = optional(Check("an int", lambda v: isinstance(v, int) and not isinstance(v, bool)))
+
+
+class EnvironmentSettings(Settings, frozen=True, kw_only=False):
+    """``config.environment(...)``: the env and its config (``env`` may be positional)."""
+
+    env: Annotated[
+        Any, Setting("a registered id, a gymnasium.Env subclass, or fn(env_context)", _env_check)
+    ] = None
+    env_config: Annotated[dict[str, Any], Setting("the env's config (EnvContext)", _dict)] = {}
+    env_task_fn: Annotated[
+        Any,
+        Setting(
+            "fn(train_results, task_settable_env, env_context) -> task, after each iteration",
+            optional(is_callable, "callable"),
+        ),
+    ] = None
+
+
+class EnvRunnersSettings(Settings, frozen=True):
+    """``config.env_runners(...)``: how many EnvRunners sample, with what, on which backend."""
+
+    num_env_runners: Annotated[
+        int, Setting("remote EnvRunners (0: sample locally)", int_check(0))
+    ] = 0
+    num_envs_per_env_runner: Annotated[
+        int, Setting("sub-envs in each runner's vector env", int_check(1))
+    ] = 1
+    backend: Annotated[
+        str, Setting('where runners run: "inline", "process" or "ray"', _backend_check)
+    ] = "inline"
+    rollout_fragment_length: Annotated[
+        int | Literal["auto"],
+        Setting(
+            'env steps per sub-env and sample() ("auto": train_batch_size split evenly)',
+            Check('an int >= 1 or "auto"', lambda v: v == "auto" or int_check(1).test(v)),
+        ),
+    ] = "auto"
+    batch_mode: Annotated[
+        Literal["truncate_episodes", "complete_episodes"],
+        Setting(
+            "truncate_episodes cuts episodes; complete_episodes samples whole ones from a reset",
+            one_of("truncate_episodes", "complete_episodes"),
+        ),
+    ] = "truncate_episodes"
+    explore: Annotated[bool, Setting("sample with exploration", boolean)] = True
+    exploration_config: Annotated[
+        dict[str, Any] | None,
+        Setting("{'type': ..., settings} or None: the algorithm's default", _exploration_check),
+    ] = None
+    metrics_num_episodes_for_smoothing: Annotated[
+        int, Setting("episodes the episode metrics are windowed over", int_check(1))
+    ] = 100
+    sample_timeout_s: Annotated[
+        float | None,
+        Setting(
+            "seconds a remote runner may take for one sample() (None: no limit)",
+            optional(number_above(0), "a number > 0 or None"),
+        ),
+    ] = 60.0
+    num_cpus_per_env_runner: Annotated[
+        float, Setting("CPUs each Ray actor reserves", number_at_least(0))
+    ] = 1
+
+
+class TrainingSettings(Settings, frozen=True):
     """``config.training(...)``: the settings every algorithm has."""
 
-    lr: float = 3e-4
-    gamma: float = 0.99
-    train_batch_size: int = 4000
-    model: dict[str, Any] = msgspec.field(default_factory=lambda: {"fcnet_hiddens": [64, 64]})
-    learner_class: Any = None
+    lr: Annotated[float, Setting("the optimizer's learning rate", finite_above(0))] = 3e-4
+    gamma: Annotated[float, Setting("discount factor", number_in(0, 1))] = 0.99
+    train_batch_size: Annotated[
+        int, Setting("env steps sampled per training iteration", int_check(1))
+    ] = 4000
+    model: Annotated[
+        dict[str, Any], Setting("the MLP: {'fcnet_hiddens': [sizes]}", _hiddens_check)
+    ] = msgspec.field(default_factory=lambda: {"fcnet_hiddens": [64, 64]})
+    learner_class: Annotated[Any, Setting("your own learner class (None: the algorithm's)")] = None
 
 
-class DebuggingSettings(Settings):
+class DebuggingSettings(Settings, frozen=True):
     """``config.debugging(...)``."""
 
-    seed: int | None = None
+    seed: Annotated[int | None, Setting("with a seed, runs are reproducible", _seed)] = None
 
 
-class EvaluationSettings(Settings):
+def _auto_or_int(value: object) -> bool:
+    return value == "auto" or int_check(1).test(value)
+
+
+class EvaluationSettings(Settings, frozen=True):
     """``config.evaluation(...)``: RLlib's names and defaults (docs/evaluation.md)."""
 
-    evaluation_interval: int | None = None
-    evaluation_duration: int | Literal["auto"] = 10
-    evaluation_duration_unit: Literal["episodes", "timesteps"] = "episodes"
-    evaluation_sample_timeout_s: float = 120.0
-    evaluation_auto_duration_min_env_steps_per_sample: int = 100
-    evaluation_auto_duration_max_env_steps_per_sample: int = 2000
-    evaluation_parallel_to_training: bool = False
-    evaluation_config: dict[str, Any] | None = None
-    evaluation_num_env_runners: int = 0
-    custom_evaluation_function: Any = None
-    enable_async_evaluation: bool = False
+    evaluation_interval: Annotated[
+        int | None,
+        Setting(
+            "evaluate every N train() calls (None or 0: never)",
+            optional(int_check(0), "an int >= 0"),
+        ),
+    ] = None
+    evaluation_duration: Annotated[
+        int | Literal["auto"],
+        Setting(
+            'episodes or timesteps per round ("auto": as long as training)',
+            Check("an int >= 1 or 'auto'", _auto_or_int),
+        ),
+    ] = 10
+    evaluation_duration_unit: Annotated[
+        Literal["episodes", "timesteps"],
+        Setting("the unit of evaluation_duration", one_of("episodes", "timesteps")),
+    ] = "episodes"
+    evaluation_sample_timeout_s: Annotated[
+        float, Setting("seconds a round may take", number_above(0))
+    ] = 120.0
+    evaluation_auto_duration_min_env_steps_per_sample: Annotated[
+        int, Setting('"auto" duration: env steps per sample() at least', int_check(1))
+    ] = 100
+    evaluation_auto_duration_max_env_steps_per_sample: Annotated[
+        int, Setting('"auto" duration: env steps per sample() at most', int_check(1))
+    ] = 2000
+    evaluation_parallel_to_training: Annotated[
+        bool, Setting("evaluate while the training step runs", boolean)
+    ] = False
+    evaluation_config: Annotated[
+        dict[str, Any] | None, Setting("setting overrides for the evaluation runners")
+    ] = None
+    evaluation_num_env_runners: Annotated[
+        int, Setting("remote evaluation runners (0: the local one)", int_check(0))
+    ] = 0
+    custom_evaluation_function: Annotated[
+        Any,
+        Setting("fn(algorithm, eval_workers) -> metrics", optional(is_callable, "callable")),
+    ] = None
+    enable_async_evaluation: Annotated[
+        bool, Setting("let slow evaluation runners finish in later rounds", boolean)
+    ] = False
+
+    def check(self) -> None:
+        """``"auto"`` needs parallel evaluation; the auto bounds must be in order."""
+        if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:
+            raise ConfigError(
+                "evaluation_duration='auto' needs evaluation_parallel_to_training=True "
+                "(it evaluates for as long as the parallel training step takes)"
+            )
+        low = self.evaluation_auto_duration_min_env_steps_per_sample
+        high = self.evaluation_auto_duration_max_env_steps_per_sample
+        int_check(low)("evaluation_auto_duration_max_env_steps_per_sample", high)
 
 
-class FaultToleranceSettings(Settings):
+class FaultToleranceSettings(Settings, frozen=True):
     """``config.fault_tolerance(...)``: RLlib's names and defaults (docs/scaling.md)."""
 
-    restart_failed_env_runners: bool = True
-    ignore_env_runner_failures: bool = False
-    max_num_env_runner_restarts: int = 1000
-    delay_between_env_runner_restarts_s: float = 60.0
-    restart_failed_sub_environments: bool = False
-    num_consecutive_env_runner_failures_tolerance: int = 100
-    env_runner_health_probe_timeout_s: float = 30.0
-    env_runner_restore_timeout_s: float = 1800.0
+    restart_failed_env_runners: Annotated[bool, Setting("restart a failed EnvRunner", boolean)] = (
+        True
+    )
+    ignore_env_runner_failures: Annotated[
+        bool, Setting("go on without a failed runner (no restart)", boolean)
+    ] = False
+    max_num_env_runner_restarts: Annotated[
+        int, Setting("restarts per runner at most", int_check(0))
+    ] = 1000
+    delay_between_env_runner_restarts_s: Annotated[
+        float, Setting("seconds between a runner's restarts", number_at_least(0))
+    ] = 60.0
+    restart_failed_sub_environments: Annotated[
+        bool, Setting("restart a failed sub-env in place, not the runner", boolean)
+    ] = False
+    num_consecutive_env_runner_failures_tolerance: Annotated[
+        int, Setting("runner (or sub-env) failures in a row before train() raises", int_check(0))
+    ] = 100
+    env_runner_health_probe_timeout_s: Annotated[
+        float, Setting("seconds a health probe may take", number_above(0))
+    ] = 30.0
+    env_runner_restore_timeout_s: Annotated[
+        float, Setting("seconds a restarted runner may take to load the weights", number_above(0))
+    ] = 1800.0
 
 
-class MultiAgentSettings(Settings):
+class MultiAgentSettings(Settings, frozen=True):
     """``config.multi_agent(...)``: RLlib's names (docs/multi_agent.md).
 
     ``policies`` None means single-agent, or one ``default_policy`` for a MultiAgentEnv.
     """
 
-    policies: Any = None
-    policy_mapping_fn: Any = None
-    policies_to_train: Any = None
+    policies: Annotated[Any, Setting("policy ids, or a dict of id to None or PolicySpec")] = None
+    policy_mapping_fn: Annotated[
+        Any,
+        Setting("fn(agent_id, episode, **kwargs) -> policy id", optional(is_callable, "callable")),
+    ] = None
+    policies_to_train: Annotated[
+        Any, Setting("the ids to train (None: all), or fn(policy_id, batch) -> bool")
+    ] = None
 
 
-class ReportingSettings(Settings):
+class ReportingSettings(Settings, frozen=True):
     """``config.reporting(...)``: where results go (docs/outputs.md)."""
 
-    logdir: str | None = None
-    tensorboard: bool | None = None
+    logdir: Annotated[str | None, Setting("the run directory (None: none)", _path)] = None
+    tensorboard: Annotated[
+        bool | None,
+        Setting(
+            "write TensorBoard files (None: when tensorboardX is installed)",
+            optional(boolean, "True, False or None"),
+        ),
+    ] = None
 
-
-def defaults(section: type[Settings]) -> dict[str, Any]:
-    """Return a fresh dict of ``section``'s settings and their defaults (copies, not shared)."""
-    instance = section()
-    return {name: getattr(instance, name) for name in section.__struct_fields__}
-
-
-def given(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep the section method's arguments that were given (``locals()`` minus self)."""
-    return {k: v for k, v in arguments.items() if k != "self" and v is not NOT_SET}
-
-
-def convert_section(
-    name: str, section: type[Settings], values: Mapping[str, Any], where: str = ""
-) -> dict[str, Any]:
-    """Decode ``values`` (data from a file or the command line) as settings of ``section``.
-
-    Returns the given settings only, converted to their types (a TOML integer for a float
-    setting becomes a float). An unknown name or a value of the wrong type is a ConfigError
-    naming it, prefixed by ``where`` (a file name, an option).
-    """
-    prefix = f"{where}: " if where else ""
-    if not isinstance(values, Mapping):
-        raise ConfigError(f"{prefix}section {name!r} must be a table of settings, got {values!r}")
-    check_names(name, section, values, prefix)
-    try:
-        # Lax: a string "inf" (params.json's infinity) or "0.001" decodes as a float.
-        converted = msgspec.convert(dict(values), section, strict=False)
-    except msgspec.ValidationError as exc:
-        message, _, path = str(exc).partition(" - at `$.")
-        setting = path.rstrip("`")
-        raise ConfigError(f"{prefix}{name}.{setting}: {message[:1].lower()}{message[1:]}") from None
-    return {key: getattr(converted, key) for key in values}
-
-
-def check_names(name: str, section: type[Settings], values: Mapping[str, Any], prefix: str) -> None:
-    """Raise ConfigError for the first name that is not one of ``section``'s settings."""
-    allowed = section.__struct_fields__
-    for key in values:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(
-                f"{prefix}unknown {name}() setting {key!r}{hint}; allowed: {', '.join(allowed)}"
-            )
+    @classmethod
+    def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
+        """Take a ``logdir`` as any path-like, kept as a str."""
+        logdir = given.get("logdir")
+        if logdir is not None and not isinstance(logdir, str) and hasattr(logdir, "__fspath__"):
+            given["logdir"] = logdir.__fspath__()
+        return given

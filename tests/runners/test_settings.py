@@ -3,61 +3,133 @@
 from __future__ import annotations
 
 import inspect
+import pickle
 import typing
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import msgspec
 import pytest
 
 from hookbus.kernel import ConfigError
 from hookbus.runners import AlgorithmConfig, DQNConfig, PPOConfig
+from hookbus.runners.algorithms.ppo._settings import PPOTrainingSettings
+from hookbus.runners.app._cli import main
+from hookbus.runners.config import (
+    NOT_SET,
+    Setting,
+    SettingInfo,
+    int_check,
+    section,
+    settings_markdown,
+)
 
 CONFIGS = [AlgorithmConfig, PPOConfig, DQNConfig]
 
 
-def section_cases() -> list[tuple[type[AlgorithmConfig[Any]], str]]:
-    return [(cls, section) for cls in CONFIGS for section in cls.sections]
-
-
-@pytest.mark.parametrize(("config_class", "section"), section_cases())
-def test_each_section_method_takes_exactly_its_structs_settings_with_their_types(
-    config_class: type[AlgorithmConfig[Any]], section: str
-) -> None:
-    struct = config_class.sections[section]
-    method = getattr(config_class, section)
-    parameters = dict(inspect.signature(method).parameters)
-    del parameters["self"]
-    assert list(parameters) == list(struct.__struct_fields__)
-    hints = typing.get_type_hints(method)
-    field_types = {f.name: f.type for f in msgspec.structs.fields(struct)}
-    for name in parameters:
-        # Settings that hold code are Any in the struct (a file names only data).
-        if field_types[name] is not Any:
-            # The method may take more (a logdir as os.PathLike), never less.
-            taken = set(typing.get_args(hints[name]) or [hints[name]])
-            assert set(typing.get_args(field_types[name]) or [field_types[name]]) <= taken, name
-        assert parameters[name].kind is not inspect.Parameter.VAR_KEYWORD
+def infos(config_class: type[AlgorithmConfig[Any]]) -> list[SettingInfo]:
+    return list(config_class.setting_infos())
 
 
 @pytest.mark.parametrize("config_class", CONFIGS)
-def test_every_setting_is_a_typed_attribute_with_the_structs_default(
+def test_every_setting_derives_from_its_one_declaration(
     config_class: type[AlgorithmConfig[Any]],
 ) -> None:
     config = config_class()
-    # Declared (for mypy and editors), not only set in __init__.
-    hints = {name for cls in config_class.__mro__ for name in vars(cls).get("__annotations__", {})}
-    hints |= {
-        name
-        for cls in config_class.__mro__
-        for name, v in vars(cls).items()
-        if isinstance(v, property)
-    }
-    for struct in config_class.sections.values():
-        for field in msgspec.structs.fields(struct):
-            assert field.name in hints, field.name
-            default = struct().__getattribute__(field.name)
-            if field.name != "rollout_fragment_length":  # a derived property ("auto")
-                assert getattr(config, field.name) == default, field.name
+    data = config.to_dict()
+    for info in infos(config_class):
+        # The builder keyword: in the section method's signature, with the declared type.
+        method = getattr(config_class, info.section)
+        parameter = inspect.signature(method).parameters[info.name]
+        assert parameter.annotation == info.type, info.name
+        assert parameter.default is NOT_SET
+        assert typing.get_type_hints(method)[info.name] == info.type
+        # The attribute, with the declared default; to_dict by section.
+        if info.name != "rollout_fragment_length":  # a derived property ("auto")
+            assert getattr(config, info.name) == info.default, info.name
+        assert data[info.section][info.name] == info.default
+        # The name in a config file, --set and params.json: "section.name" and the bare name.
+        if not info.holds_code:
+            again = config_class().update_from_dict({f"{info.section}.{info.name}": info.default})
+            assert again.to_dict()[info.section][info.name] == info.default
+            assert config_class()._locate(info.name, "") == (info.section, info.name)
+        # The doc row.
+        assert info.doc, f"{info.name} has no doc line"
+        assert f"| `{info.name}` |" in DOC, f"{info.name} is not in docs/settings.md"
+
+
+DOC = (Path(__file__).parents[2] / "docs" / "settings.md").read_text()
+
+
+def test_docs_settings_page_is_made_from_the_declarations() -> None:
+    expected = settings_markdown(AlgorithmConfig, [PPOConfig, DQNConfig])
+    assert DOC == expected, "regenerate it: hookbus settings --markdown > docs/settings.md"
+
+
+def test_the_settings_command_lists_them(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["settings", "--algo", "dqn"]) == 0
+    out = capsys.readouterr().out
+    assert "training.n_step = 3\n" in out
+    assert (
+        "training.lr = 0.0005\n    the optimizer's learning rate; takes a finite number > 0" in out
+    )
+    assert main(["settings", "--markdown"]) == 0
+    assert capsys.readouterr().out == DOC
+
+
+class KnobTraining(PPOTrainingSettings, frozen=True):
+    knob: Annotated[int, Setting("a knob for this test", int_check(2))] = 3  # the one line
+
+
+class KnobConfig(PPOConfig):
+    training = section(KnobTraining)
+
+
+def test_adding_a_setting_is_one_declaration() -> None:
+    config = KnobConfig().environment("CartPole-v1")
+    assert config.knob == 3
+    assert config.training(knob=5, lr=0.1).knob == 5
+    assert config.lr == 0.1
+    config.knob = 4  # an attribute, as RLlib's config has
+    assert config.to_dict()["training"]["knob"] == 4
+    assert KnobConfig().update_from_dict({"training.knob": 7}).knob == 7
+    assert KnobConfig().update_from_dict({"knob": 8}).knob == 8
+    assert pickle.loads(pickle.dumps(config)).knob == 4
+    with pytest.raises(TypeError, match=r"training\(\) got an unexpected keyword argument 'knb'"):
+        config.training(knb=1)
+    with pytest.raises(ConfigError, match="knob must be an int >= 2, got 1"):
+        config.training(knob=1).validate()
+    with pytest.raises(ConfigError, match=r"training\.knob: expected `int`, got `str`"):
+        KnobConfig().update_from_dict({"knob": "many"})
+    assert "- ``knob`` (3): a knob for this test" in (KnobConfig.training.__doc__ or "")
+    rows = settings_markdown(AlgorithmConfig, [KnobConfig])
+    assert "| `training()` | `knob` | `int` | `3` | an int >= 2 | a knob for this test |" in rows
+    assert "knob" not in PPOConfig().to_dict()["training"]
+
+
+def test_workers_get_data_settings_as_msgpack_and_only_objects_pickled() -> None:
+    config = (
+        PPOConfig()
+        .environment(Creator, env_config={"size": (4, 4)})
+        .training(lr=0.01)
+        .env_runners(num_env_runners=2)
+    )
+    state = config.__getstate__()
+    data = msgspec.msgpack.decode(state["_data"])
+    assert data["training"]["lr"] == 0.01
+    assert data["env_runners"]["num_env_runners"] == 2
+    pickled = {name for section in state["_objects"].values() for name in section}
+    assert pickled == {i.name for i in infos(PPOConfig) if i.holds_objects}
+    assert "lr" not in pickled
+    assert {"env", "env_config"} <= pickled
+    again = pickle.loads(pickle.dumps(config))
+    assert again.to_dict() == config.to_dict()
+    assert again.env_config == {"size": (4, 4)}  # the user's objects as they were
+    assert again.env is Creator
+
+
+class Creator:
+    """A stand-in env creator (code: pickled by reference)."""
 
 
 def test_algorithms_override_defaults_and_add_settings() -> None:

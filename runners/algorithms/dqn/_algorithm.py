@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import math
-import os
 import time
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal
 
 import anyio
 
 from hookbus.kernel import Bus, ConfigError
 
 from ...algorithm import Algorithm, check_structure
-from ...config import NOT_SET, AlgorithmConfig, Settings, given, int_at_least
-from ._learner import TD_ERROR_LOSS_FNS, DQNLearner
+from ...config import AlgorithmConfig, EnvRunnersSettings, section
+from ._learner import DQNLearner
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
 from ._settings import DQNEvaluationSettings, DQNReportingSettings, DQNTrainingSettings
 from ._transitions import NStepTransitions
@@ -45,113 +44,19 @@ class DQNConfig(AlgorithmConfig["DQN"]):
         "final_epsilon": 0.02,
         "epsilon_timesteps": 10_000,
     }
-    sections: ClassVar[dict[str, type[Settings]]] = {
-        **AlgorithmConfig.sections,
-        "training": DQNTrainingSettings,
-        "evaluation": DQNEvaluationSettings,
-        "reporting": DQNReportingSettings,
-    }
-
-    # Declared for type checkers; set from the sections in __init__.
-    target_network_update_freq: int
-    tau: float
-    replay_buffer_config: dict[str, Any]
-    store_buffer_in_checkpoints: bool
-    num_steps_sampled_before_learning_starts: int
-    training_intensity: float | None
-    double_q: bool
-    dueling: bool
-    n_step: int
-    td_error_loss_fn: str
-    grad_clip: float | None
-    adam_epsilon: float
-    min_sample_timesteps_per_iteration: int
-
-    def training(
-        self,
-        *,
-        lr: float = NOT_SET,
-        gamma: float = NOT_SET,
-        train_batch_size: int = NOT_SET,
-        model: dict[str, Any] = NOT_SET,
-        learner_class: type | None = NOT_SET,
-        target_network_update_freq: int = NOT_SET,
-        tau: float = NOT_SET,
-        replay_buffer_config: dict[str, Any] = NOT_SET,
-        store_buffer_in_checkpoints: bool = NOT_SET,
-        num_steps_sampled_before_learning_starts: int = NOT_SET,
-        training_intensity: float | None = NOT_SET,
-        double_q: bool = NOT_SET,
-        dueling: bool = NOT_SET,
-        n_step: int = NOT_SET,
-        td_error_loss_fn: str = NOT_SET,
-        grad_clip: float | None = NOT_SET,
-        adam_epsilon: float = NOT_SET,
-    ) -> Self:
-        """Set the common training settings and DQN's (RLlib's names; docs/dqn.md)."""
-        settings = given(locals())
-        new = settings.get("replay_buffer_config")
-        if isinstance(new, dict):
-            old = self.replay_buffer_config
-            if new.get("type", old.get("type")) == old.get("type"):
-                settings["replay_buffer_config"] = {**old, **new}
-        return self._update("training", settings)
-
-    def reporting(
-        self,
-        *,
-        logdir: str | os.PathLike[str] | None = NOT_SET,
-        tensorboard: bool | None = NOT_SET,
-        min_sample_timesteps_per_iteration: int = NOT_SET,
-    ) -> Self:
-        """Set the run directory, and ``min_sample_timesteps_per_iteration`` (docs/dqn.md)."""
-        super().reporting(logdir=logdir, tensorboard=tensorboard)
-        if min_sample_timesteps_per_iteration is not NOT_SET:
-            self.min_sample_timesteps_per_iteration = min_sample_timesteps_per_iteration
-        return self
+    training = section(DQNTrainingSettings)
+    evaluation = section(DQNEvaluationSettings)
+    reporting = section(DQNReportingSettings)
 
     @property
     def rollout_fragment_length(self) -> int:
         """Env steps per sub-env per sampling round; "auto" is 4 (see docs/dqn.md)."""
-        value = self._rollout_fragment_length
+        value = self.settings(EnvRunnersSettings).rollout_fragment_length
         return _AUTO_FRAGMENT if value == "auto" else int(value)
 
     @rollout_fragment_length.setter
-    def rollout_fragment_length(self, value: int | str) -> None:
-        self._rollout_fragment_length = value
-
-    def validate(self) -> None:
-        """Check the common settings, then DQN's; ConfigError names the first bad one."""
-        super().validate()
-        int_at_least("target_network_update_freq", self.target_network_update_freq, 1)
-        int_at_least(
-            "num_steps_sampled_before_learning_starts",
-            self.num_steps_sampled_before_learning_starts,
-            0,
-        )
-        int_at_least("n_step", self.n_step, 1)
-        int_at_least(
-            "min_sample_timesteps_per_iteration", self.min_sample_timesteps_per_iteration, 0
-        )
-        if not _is_number(self.tau) or not 0 < self.tau <= 1:
-            raise ConfigError(f"tau must be a number in (0, 1], got {self.tau!r}")
-        intensity = self.training_intensity
-        if intensity is not None and (not _is_number(intensity) or not intensity > 0):
-            raise ConfigError(f"training_intensity must be None or a number > 0, got {intensity!r}")
-        for name in ("double_q", "dueling", "store_buffer_in_checkpoints"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        if self.td_error_loss_fn not in TD_ERROR_LOSS_FNS:
-            raise ConfigError(
-                f"td_error_loss_fn must be one of {', '.join(map(repr, TD_ERROR_LOSS_FNS))}, "
-                f"got {self.td_error_loss_fn!r}"
-            )
-        grad_clip = self.grad_clip
-        if grad_clip is not None and (not _is_number(grad_clip) or not grad_clip > 0):
-            raise ConfigError(f"grad_clip must be None or a number > 0, got {grad_clip!r}")
-        if not _is_number(self.adam_epsilon) or not self.adam_epsilon > 0:
-            raise ConfigError(f"adam_epsilon must be a number > 0, got {self.adam_epsilon!r}")
-        make_replay_buffer(self.replay_buffer_config)  # checks every buffer setting's value
+    def rollout_fragment_length(self, value: int | Literal["auto"]) -> None:
+        self.env_runners(rollout_fragment_length=value)
 
 
 # One learner update of 32 rows per 4 env steps: RLlib's old-stack DQN default (a replay

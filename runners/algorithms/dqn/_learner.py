@@ -8,19 +8,18 @@ Names and semantics follow RLlib's DQN (``rllib/algorithms/dqn``): the settings 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ...config import check_values
 from .._distributions import SpaceLike
 from .._nn import MLP, Adam, Array, Params, copy_into, hidden_sizes, input_size
+from ._settings import DQNTrainingSettings
 
-__all__ = ("TD_ERROR_LOSS_FNS", "DQNLearner", "DQNModule")
-
-TD_ERROR_LOSS_FNS = ("huber", "mse")
+__all__ = ("DQNLearner", "DQNModule")
 
 
 class DQNModule:
@@ -145,14 +144,20 @@ class DQNLearner:
         dtype: type[np.floating[Any]] = np.float32,
     ) -> None:
         """Check the settings; build the online and target networks and the optimizer."""
-        _check("lr", lr, lr > 0, "> 0")
-        _check("gamma", gamma, 0 <= gamma <= 1, "in [0, 1]")
-        ok_fn = td_error_loss_fn in TD_ERROR_LOSS_FNS
-        _check("td_error_loss_fn", td_error_loss_fn, ok_fn, "one of 'huber', 'mse'")
-        _check("grad_clip", grad_clip, grad_clip is None or grad_clip > 0, "None or > 0")
-        _check("adam_epsilon", adam_epsilon, adam_epsilon > 0, "> 0")
-        for name, flag in (("double_q", double_q), ("dueling", dueling)):
-            _check(name, flag, isinstance(flag, bool), "True or False")
+        # Checked as the config declares them (DQNTrainingSettings), but ValueErrors here:
+        # a learner is also built on its own.
+        check_values(
+            DQNTrainingSettings,
+            {
+                "lr": lr,
+                "gamma": gamma,
+                "td_error_loss_fn": td_error_loss_fn,
+                "grad_clip": grad_clip,
+                "adam_epsilon": adam_epsilon,
+                "double_q": double_q,
+                "dueling": dueling,
+            },
+        )
         self.gamma = float(gamma)
         self.double_q = double_q
         self.huber = td_error_loss_fn == "huber"
@@ -253,7 +258,7 @@ class DQNLearner:
 
     @lr.setter
     def lr(self, value: float) -> None:
-        _check("lr", value, _is_number(value) and 0 < value < math.inf, "a finite number > 0")
+        check_values(DQNTrainingSettings, {"lr": value})
         self._optimizer.lr = float(value)
 
     def get_state(self) -> dict[str, Any]:
@@ -272,13 +277,3 @@ class DQNLearner:
         self.target_module.set_state(state["target_module"])
         self._optimizer.set_state(state["optimizer"])
         self.num_updates = num_updates
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-
-
-def _check(name: str, value: object, ok: bool, allowed: str) -> None:
-    # NaN fails every comparison, so `ok` is already False for it.
-    if not ok:
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")

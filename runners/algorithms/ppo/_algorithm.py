@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self
+from typing import Any
 
 import numpy as np
 
 from hookbus.kernel import ConfigError, Episode
 
 from ...algorithm import Algorithm
-from ...config import (
-    DEFAULT_MODULE_ID,
-    NOT_SET,
-    AlgorithmConfig,
-    Settings,
-    given,
-    int_at_least,
-    trains_module,
-)
+from ...config import DEFAULT_MODULE_ID, AlgorithmConfig, section, trains_module
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
 from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
@@ -31,63 +22,7 @@ __all__ = ("PPO", "PPOConfig")
 class PPOConfig(AlgorithmConfig["PPO"]):
     """Configure PPO: RLlib's setting names; defaults tuned for CartPole (see docs/runners.md)."""
 
-    sections: ClassVar[dict[str, type[Settings]]] = {
-        **AlgorithmConfig.sections,
-        "training": PPOTrainingSettings,
-    }
-
-    # Declared for type checkers; set from the sections in __init__.
-    lambda_: float
-    clip_param: float
-    vf_clip_param: float | None
-    vf_loss_coeff: float
-    entropy_coeff: float
-    kl_coeff: float
-    kl_target: float
-    use_kl_loss: bool
-    num_epochs: int
-    minibatch_size: int
-    grad_clip: float | None
-
-    def training(
-        self,
-        *,
-        lr: float = NOT_SET,
-        gamma: float = NOT_SET,
-        train_batch_size: int = NOT_SET,
-        model: dict[str, Any] = NOT_SET,
-        learner_class: type | None = NOT_SET,
-        lambda_: float = NOT_SET,
-        clip_param: float = NOT_SET,
-        vf_clip_param: float | None = NOT_SET,
-        vf_loss_coeff: float = NOT_SET,
-        entropy_coeff: float = NOT_SET,
-        kl_coeff: float = NOT_SET,
-        kl_target: float = NOT_SET,
-        use_kl_loss: bool = NOT_SET,
-        num_epochs: int = NOT_SET,
-        minibatch_size: int = NOT_SET,
-        grad_clip: float | None = NOT_SET,
-    ) -> Self:
-        """Set the common training settings and PPO's (RLlib's names; docs/runners.md)."""
-        return self._update("training", given(locals()))
-
-    def validate(self) -> None:
-        """Check the common settings, then PPO's, before anything starts."""
-        super().validate()
-        # Finite, or the weights silently turn NaN (vf_clip_param may be None or inf: no clipping).
-        for name in ("lambda_", "clip_param", "vf_loss_coeff", "entropy_coeff", "kl_coeff"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ConfigError(f"{name} must be a finite number, got {value!r}")
-            if not math.isfinite(value):
-                raise ConfigError(f"{name} must be a finite number, got {value!r}")
-        int_at_least("minibatch_size", self.minibatch_size, 1)
-        if self.minibatch_size > self.train_batch_size:
-            raise ConfigError(
-                f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
-                f"({self.train_batch_size}); lower minibatch_size or raise train_batch_size"
-            )
+    training = section(PPOTrainingSettings)
 
 
 class EpisodePPOLearner(PPOLearner):

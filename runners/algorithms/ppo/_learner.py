@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from ...config import check_values
 from .._distributions import SpaceLike
 from .._nn import Adam, Params
 from ._batch import TrainBatch, Trajectory, compute_gae, explained_variance
 from ._module import PPOModule
+from ._settings import PPOTrainingSettings
 
 __all__ = (
     "PPOLearner",
@@ -87,21 +89,27 @@ class PPOLearner:
         ``seed`` fixes the initial weights and the minibatch shuffling: two learners built
         and updated alike stay bit-identical. ``dtype`` is the module's float type.
         """
-        _check("lr", lr, 0 < lr < math.inf, "a finite number > 0")
-        _check("gamma", gamma, 0 <= gamma <= 1, "in [0, 1]")
-        _check("lambda_", lambda_, 0 <= lambda_ <= 1, "in [0, 1]")
-        _check("clip_param", clip_param, clip_param > 0, "> 0")
+        # Checked as the config declares them (PPOTrainingSettings), but ValueErrors here:
+        # a learner is also built on its own.
+        check_values(
+            PPOTrainingSettings,
+            {
+                "lr": lr,
+                "gamma": gamma,
+                "lambda_": lambda_,
+                "clip_param": clip_param,
+                "vf_clip_param": vf_clip_param,
+                "vf_loss_coeff": vf_loss_coeff,
+                "entropy_coeff": entropy_coeff,
+                "kl_coeff": kl_coeff,
+                "kl_target": kl_target,
+                "num_epochs": num_epochs,
+                "minibatch_size": minibatch_size,
+                "grad_clip": grad_clip,
+            },
+        )
         if vf_clip_param is None:  # no clipping
             vf_clip_param = math.inf
-        _check("vf_clip_param", vf_clip_param, vf_clip_param > 0, "> 0 (None or inf disables it)")
-        _check("vf_loss_coeff", vf_loss_coeff, vf_loss_coeff >= 0, ">= 0")
-        _check("entropy_coeff", entropy_coeff, entropy_coeff >= 0, ">= 0")
-        _check("kl_coeff", kl_coeff, kl_coeff >= 0, ">= 0")
-        _check("kl_target", kl_target, kl_target > 0, "> 0")
-        _check("num_epochs", num_epochs, _is_int(num_epochs) and num_epochs >= 1, "an int >= 1")
-        mb_ok = _is_int(minibatch_size) and minibatch_size >= 1
-        _check("minibatch_size", minibatch_size, mb_ok, "an int >= 1")
-        _check("grad_clip", grad_clip, grad_clip is None or grad_clip > 0, "None or > 0")
         self.gamma = gamma
         self.lambda_ = lambda_
         self.clip_param = clip_param
@@ -130,10 +138,7 @@ class PPOLearner:
 
     @lr.setter
     def lr(self, value: float) -> None:
-        ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-            value, bool
-        )
-        _check("lr", value, ok and 0 < value < math.inf, "a finite number > 0")
+        check_values(PPOTrainingSettings, {"lr": value})
         self._optimizer.lr = float(value)
 
     def postprocess(self, trajectories: Sequence[Trajectory]) -> TrainBatch:
@@ -281,13 +286,3 @@ class PPOLearner:
         self._optimizer.set_state(state["optimizer"])
         self.curr_kl_coeff = kl_coeff
         self._rng.bit_generator.state = bits
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
-def _check(name: str, value: object, ok: bool, allowed: str) -> None:
-    # NaN fails every comparison, so `ok` is already False for it.
-    if not ok:
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
