@@ -34,7 +34,10 @@ def add_train_command(commands: Any) -> None:
         description="Train with callbacks. Settings apply in this order, later ones "
         "winning: defaults, --config, --set, then the options below.",
     )
-    train.add_argument("--env", help="gymnasium env id, e.g. CartPole-v1")
+    train.add_argument(
+        "--env",
+        help="a gymnasium id (CartPole-v1), module:EnvId, module:EnvClass or file.py:EnvClass",
+    )
     train.add_argument("--algo", type=str.upper, choices=ALGORITHMS, help="PPO (default) or DQN")
     train.add_argument("--config", metavar="FILE", help="settings by section (.toml/.yaml/.json)")
     train.add_argument(

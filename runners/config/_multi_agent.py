@@ -12,7 +12,7 @@ from typing import Any
 
 from hookbus.kernel import ConfigError
 
-from ..envs import MultiAgentEnv
+from ..envs import MultiAgentEnv, resolve_env
 
 __all__ = (
     "DEFAULT_MODULE_ID",
@@ -39,8 +39,13 @@ class PolicySpec:
 
 def is_multi_agent(config: Any) -> bool:
     """Tell whether ``config`` trains multi-agent: policies set, or a MultiAgentEnv class."""
-    env = config.env
-    return config.policies is not None or (isinstance(env, type) and issubclass(env, MultiAgentEnv))
+    if config.policies is not None:
+        return True
+    try:
+        env = resolve_env(config.env)
+    except ConfigError:  # validate() says what is wrong with it
+        return False
+    return isinstance(env, type) and issubclass(env, MultiAgentEnv)
 
 
 def policy_specs(config: Any) -> dict[str, PolicySpec]:

@@ -196,7 +196,11 @@ class EnvironmentSettings(Settings, frozen=True, kw_only=False):
     """``config.environment(...)``: the env and its config (``env`` may be positional)."""
 
     env: Annotated[
-        Any, Setting("a registered id, a gymnasium.Env subclass, or fn(env_context)", _env_check)
+        Any,
+        Setting(
+            "an Env class, fn(env_context), an id, 'module:Id|Class' or 'file.py:Class'",
+            _env_check,
+        ),
     ] = None
     env_config: Annotated[dict[str, Any], Setting("the env's config (EnvContext)", _dict)] = {}
     env_task_fn: Annotated[

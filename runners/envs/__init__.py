@@ -9,6 +9,7 @@ from ._env import (
     is_env_failure as is_env_failure,
     make_vector_env as make_vector_env,
     mark_env_failure as mark_env_failure,
+    resolve_env as resolve_env,
 )
 from ._multi_agent_env import (
     MultiAgentCartPole as MultiAgentCartPole,
@@ -28,4 +29,5 @@ __all__ = (
     "make_multi_agent",
     "make_vector_env",
     "mark_env_failure",
+    "resolve_env",
 )

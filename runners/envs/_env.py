@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import logging
+import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import gymnasium as gym
 
@@ -22,6 +25,7 @@ __all__ = (
     "is_env_failure",
     "make_vector_env",
     "mark_env_failure",
+    "resolve_env",
 )
 
 logger = logging.getLogger("hookbus")
@@ -93,18 +97,61 @@ def env_name(env: EnvSpec) -> str:
 
 
 def check_env(env: object) -> None:
-    """Raise ConfigError unless ``env`` is a registered id, an Env class or a creator."""
-    if isinstance(env, str):
-        if env not in gym.registry:
-            close = [name for name in gym.registry if name.lower().startswith(env.lower()[:4])]
-            hint = f"; similar ids: {', '.join(sorted(close)[:5])}" if close else ""
-            raise ConfigError(f"unknown env id {env!r}: not registered with gymnasium{hint}")
-        return
-    if not callable(env):
+    """Raise ConfigError unless ``env`` names or is an env (see ``resolve_env``)."""
+    resolve_env(env)
+
+
+def resolve_env(env: Any) -> EnvSpec:
+    """Return what ``env`` names: a registered gymnasium id, an Env class or a creator.
+
+    Strings take gymnasium's forms and one more, as ``--callbacks`` does: a registered id
+    (``"CartPole-v1"``); ``"module:id"`` (gymnasium's own: importing ``module`` registers
+    ``id``), or ``"module:Attr"`` naming an Env class or creator in it; and
+    ``"path/to/file.py:Attr"`` (or ``:id`` that the file registers). Each process resolves
+    the string again, so a worker imports the same module or file (relative to the current
+    directory). Anything else is a ConfigError naming it.
+    """
+    if not isinstance(env, str):
+        if not callable(env):
+            raise ConfigError(
+                f"env must be a registered gymnasium id, a gymnasium.Env subclass or a creator "
+                f"function, got {env!r}"
+            )
+        return cast(EnvSpec, env)
+    if env in gym.registry:
+        return env
+    source, colon, name = env.rpartition(":")
+    if not colon or not source or not name:
+        close = [known for known in gym.registry if known.lower().startswith(env.lower()[:4])]
+        hint = f"; similar ids: {', '.join(sorted(close)[:5])}" if close else ""
         raise ConfigError(
-            f"env must be a registered gymnasium id, a gymnasium.Env subclass or a creator "
-            f"function, got {env!r}"
+            f"unknown env id {env!r}: not registered with gymnasium{hint}; or give "
+            f"'module:EnvId', 'module:EnvClass' or 'path/to/file.py:EnvClass'"
         )
+    module = _import_env_source(env, source)
+    if name in gym.registry:  # the module registered it on import
+        return name
+    found = getattr(module, name, None)
+    if found is None or not callable(found):
+        raise ConfigError(
+            f"env {env!r}: {source!r} neither registers a gymnasium id {name!r} nor has an "
+            f"Env class or creator of that name"
+        )
+    return cast(EnvSpec, found)
+
+
+def _import_env_source(env: str, source: str) -> Any:
+    if source.endswith(".py"):
+        path = Path(source).resolve()
+        if not path.is_file():
+            raise ConfigError(f"env {env!r}: no such file {source!r}")
+        if str(path.parent) not in sys.path:  # import by name, as worker processes will
+            sys.path.insert(0, str(path.parent))
+        source = path.stem
+    try:
+        return importlib.import_module(source)
+    except ImportError as exc:
+        raise ConfigError(f"env {env!r}: cannot import {source!r} ({exc})") from exc
 
 
 def is_env_failure(exc: BaseException) -> bool:
@@ -257,6 +304,8 @@ def env_maker(env: EnvSpec, context: EnvContext) -> Callable[[], gym.Env[Any, An
     A registered id gets ``env_config`` as keyword arguments to ``gymnasium.make``; an Env
     class or a creator function gets the ``EnvContext``.
     """
+
+    env = resolve_env(env)
 
     def make() -> gym.Env[Any, Any]:
         made: Any
