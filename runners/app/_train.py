@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -94,7 +97,10 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"hookbus: {algo_name} on {config.env}, until {until}, callbacks: {names}", flush=True)
     rows: list[dict[str, Any]] = []
     interrupted = False
-    with config.build() as algo:
+    # With --checkpoint-at-end, a first Ctrl-C lets the iteration in progress finish, so
+    # that the checkpoint holds a whole one; a second cancels at once, and nothing is saved.
+    finish_first = _FinishFirst() if args.checkpoint_at_end else contextlib.nullcontext(None)
+    with config.build() as algo, finish_first as deferred:
         if args.restore:
             algo.restore_from_path(args.restore)
             print(f"restored {args.restore} at iteration {algo.training_iteration}", flush=True)
@@ -110,22 +116,70 @@ def run_train(args: argparse.Namespace) -> int:
                     _save(algo, config.logdir, iteration)
                 reached = stop.reached(rows[-1])
                 reached += _honour_control(algo, config.logdir, rows[-1], iteration, saved)
-                if reached:
+                if reached or (deferred is not None and deferred.requested):
+                    interrupted = not reached
                     break
         except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
             interrupted = True
-        if args.checkpoint_at_end and rows and not interrupted:
+        checkpoint = None
+        whole = deferred is not None and not deferred.cancelled
+        if args.checkpoint_at_end and rows and (not interrupted or whole):
             if not (args.checkpoint_freq and iteration % args.checkpoint_freq == 0):
-                _save(algo, config.logdir, iteration)
+                checkpoint = _save(algo, config.logdir, iteration)
+            else:
+                checkpoint = _checkpoint_dir(config.logdir, iteration)
     if out.isatty():
         print(file=out)
     print(table(rows), file=out)
     if interrupted:
         done = f"{len(rows)} iteration{'' if len(rows) == 1 else 's'}"
-        print(f"hookbus train: interrupted after {done}", file=sys.stderr)
+        if not args.checkpoint_at_end:
+            saving = ""
+        elif checkpoint is not None:
+            saving = f"; saved iteration {iteration} to {checkpoint}"
+        else:
+            saving = "; no checkpoint saved (" + (
+                "stopped at once by a second Ctrl-C)" if rows else "no iteration finished)"
+            )
+        print(f"hookbus train: interrupted after {done}{saving}", file=sys.stderr)
         return 130
     print(f"stopped: {', '.join(reached)}", file=out)
     return 0
+
+
+class _FinishFirst:
+    """Turn a first SIGINT into a request to stop after the iteration in progress.
+
+    A second SIGINT raises KeyboardInterrupt as usual (and ``cancelled`` tells). Only the
+    main thread can set signal handlers; elsewhere this does nothing.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.cancelled = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _FinishFirst:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            self.cancelled = True
+            raise KeyboardInterrupt
+        self.requested = True
+        newline = "\n" if sys.stdout.isatty() else ""  # after the progress line's \r
+        print(
+            f"{newline}hookbus train: Ctrl-C: finishing this iteration, then saving a "
+            "checkpoint (Ctrl-C again to stop at once, saving nothing)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
@@ -188,10 +242,15 @@ def _honour_control(
     return []
 
 
-def _save(algo: Any, logdir: str, iteration: int) -> None:
-    path = algo.save_to_path(Path(logdir) / f"checkpoint_{iteration:06d}")
+def _checkpoint_dir(logdir: str, iteration: int) -> Path:
+    return Path(logdir) / f"checkpoint_{iteration:06d}"
+
+
+def _save(algo: Any, logdir: str, iteration: int) -> Any:
+    path = algo.save_to_path(_checkpoint_dir(logdir, iteration))
     newline = "\n" if sys.stdout.isatty() else ""  # after the progress line's \r
     print(f"{newline}checkpoint: {path}", flush=True)
+    return path
 
 
 def recorder(path: str, format: str | None) -> Recorder:

@@ -128,3 +128,64 @@ def test_ctrl_c_prints_the_iterations_done_and_exits_130(
     assert [row.split()[0] for row in table[2:]] == [str(i) for i in range(1, done + 1)]
     # The recording was closed properly: it reads to its end.
     assert list(read_recording(path))
+
+
+def interrupted_run(tmp_path: Path, signals: int) -> tuple[int, str, Path]:
+    """Run a long ``--checkpoint-at-end`` training and Ctrl-C it ``signals`` times."""
+    logdir = tmp_path / "run"
+    child = subprocess.Popen(
+        [*CLI, "train", "--env", "CartPole-v1", "--iterations", "1000", "--seed", "0",
+         "--logdir", str(logdir), "--checkpoint-at-end"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    watchdog = threading.Timer(TIMEOUT_S, child.kill)
+    watchdog.start()
+    try:
+        assert child.stdout is not None
+        assert child.stderr is not None
+        head = [child.stdout.readline(), child.stdout.readline()]
+        assert " 1/1000 " in head[1], head
+        child.send_signal(signal.SIGINT)
+        notice = child.stderr.readline()  # the first Ctrl-C is acknowledged at once
+        assert "Ctrl-C: finishing this iteration, then saving a checkpoint" in notice
+        if signals == 2:
+            child.send_signal(signal.SIGINT)
+        _, err = child.communicate()
+    finally:
+        watchdog.cancel()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return child.returncode, err, logdir
+
+
+def test_ctrl_c_with_checkpoint_at_end_finishes_the_iteration_and_saves_it(
+    tmp_path: Path,
+) -> None:
+    code, err, logdir = interrupted_run(tmp_path, signals=1)
+    assert code == 130, err
+    line = err.strip().splitlines()[-1]
+    done = int(line.split("interrupted after ")[1].split()[0])
+    assert line.endswith(f"; saved iteration {done} to {logdir / f'checkpoint_{done:06d}'}")
+    assert (logdir / f"checkpoint_{done:06d}").is_dir()
+    # The checkpoint holds that whole iteration: training goes on from it.
+    from hookbus.runners import PPO
+
+    algo = PPO.from_checkpoint(logdir / f"checkpoint_{done:06d}")
+    try:
+        assert algo.training_iteration == done
+        assert algo.train()["training_iteration"] == done + 1
+    finally:
+        algo.stop()
+
+
+def test_a_second_ctrl_c_stops_at_once_and_saves_nothing(tmp_path: Path) -> None:
+    code, err, logdir = interrupted_run(tmp_path, signals=2)
+    assert code == 130, err
+    assert (
+        "no checkpoint saved (stopped at once by a second Ctrl-C)" in err.strip().splitlines()[-1]
+    )
+    assert not list(logdir.glob("checkpoint_*"))
