@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
@@ -225,13 +227,22 @@ def pair_callback_states(
     return pairs
 
 
-def config_record(config: Any) -> dict[str, Any]:
-    """Describe ``config`` as plain data, for ``Algorithm.from_checkpoint``.
+class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a checkpoint keeps of its config: the class, its data settings, what held code.
 
-    Settings whose values are data (numbers, strings, lists, dicts of those) are kept;
-    code (callbacks, env creators, functions) is never written to a checkpoint, only the
-    names of the settings that held it, so that loading a file never names code to run.
+    Settings whose values are data (numbers, strings, lists, dicts of those) are kept by
+    section; code (callbacks, env creators, functions) is never written to a checkpoint,
+    only the names of the settings that held it, so that loading a file never names code
+    to run.
     """
+
+    config_class: str = msgspec.field(name="class")
+    settings: dict[str, dict[str, Any]]
+    code: list[str]
+
+
+def config_record(config: Any) -> dict[str, Any]:
+    """Describe ``config`` as plain data (a ``StoredConfig``), for ``from_checkpoint``."""
     settings: dict[str, dict[str, Any]] = {}
     code: list[str] = []
     for section, values in config.to_dict().items():
@@ -240,7 +251,26 @@ def config_record(config: Any) -> dict[str, Any]:
         settings[section] = kept
     if config.callbacks_class or config.callbacks_per_hook:
         code.append("callbacks")
-    return {"class": type(config).__name__, "settings": settings, "code": code}
+    record: dict[str, Any] = msgspec.to_builtins(
+        StoredConfig(type(config).__name__, settings, code)
+    )
+    return record
+
+
+def stored_config(record: Any, path: str | os.PathLike[str]) -> StoredConfig:
+    """Decode a checkpoint's config record; ConfigError naming the checkpoint if it is bad."""
+    try:
+        return msgspec.convert(record, StoredConfig)
+    except msgspec.ValidationError:
+        raise ConfigError(
+            f"checkpoint {str(path)!r} holds no readable config; pass config=..."
+        ) from None
+
+
+def read_stored_config(path: str | os.PathLike[str]) -> tuple[str, StoredConfig]:
+    """Return the Algorithm's name and the config that checkpoint ``path`` keeps."""
+    state = read_checkpoint(path)
+    return state["algorithm"], stored_config(state["config"], path)
 
 
 def _is_data(value: object) -> bool:
@@ -255,27 +285,23 @@ def _is_data(value: object) -> bool:
 
 def config_from_record(record: Any, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
     """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
-    if not isinstance(record, dict) or record.keys() != {"class", "settings", "code"}:
-        raise ConfigError(f"checkpoint {str(path)!r} holds no readable config; pass config=...")
-    if record["code"]:
+    stored = stored_config(record, path)
+    if stored.code:
         raise ConfigError(
             f"checkpoint {str(path)!r} was saved from a config with code in "
-            f"{', '.join(map(str, record['code']))}, which checkpoints never hold; pass it: "
+            f"{', '.join(map(str, stored.code))}, which checkpoints never hold; pass it: "
             f"Algorithm.from_checkpoint(path, config=...)"
         )
     classes = {c.__name__: c for c in _subclasses(AlgorithmConfig)}
-    config_class = classes.get(record["class"])
+    config_class = classes.get(stored.config_class)
     if config_class is None:
         raise ConfigError(
-            f"checkpoint {str(path)!r} needs config class {record['class']!r}; known: "
+            f"checkpoint {str(path)!r} needs config class {stored.config_class!r}; known: "
             f"{', '.join(sorted(classes))}"
         )
     config: AlgorithmConfig[Any] = config_class()
-    settings = record["settings"]
-    if not isinstance(settings, dict):
-        raise ConfigError(f"checkpoint {str(path)!r} holds a bad config: {_describe(settings)}")
     # Decoded through the sections' typed structs: a file only ever sets settings.
-    config.update_from_dict(settings, where=f"checkpoint {str(path)!r} holds a bad config")
+    config.update_from_dict(stored.settings, where=f"checkpoint {str(path)!r} holds a bad config")
     return config
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from hookbus.kernel import Recorder
 
+from ..algorithm import read_stored_config
 from ..backends import BACKENDS
 from ._args import UsageError, load_object, positive_int
 from ._experiment import (
@@ -187,7 +188,14 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     file_algo = data.pop("algo", None)
     if args.algo and file_algo and str(file_algo).upper() != args.algo:
         raise UsageError(f"--algo {args.algo} differs from algo={file_algo!r} in {args.config}")
-    config = config_class(args.algo or file_algo or "PPO")()
+    # A checkpoint to restore brings its algorithm and data settings; options given win.
+    stored_algo, stored = read_stored_config(args.restore) if args.restore else (None, None)
+    algo = str(args.algo or file_algo or stored_algo or "PPO").upper()
+    if stored_algo is not None and algo != stored_algo.upper():
+        raise UsageError(f"--restore {args.restore!r} holds a {stored_algo} algorithm, not {algo}")
+    config = config_class(algo)()
+    if stored is not None:
+        config.update_from_dict(stored.settings, where=f"--restore {args.restore}")
     config.update_from_dict(data, where=args.config or "")
     for text in args.set:
         key, value = parse_override(text, "--set")

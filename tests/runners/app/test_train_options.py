@@ -180,3 +180,38 @@ def test_logdir_with_a_custom_metric_callback_writes_all_four_outputs(
     assert [s.value for s in scalars] == pytest.approx(
         [r["env_runners"]["theta_abs_max"] for r in results]
     )
+
+
+def test_restore_takes_the_env_algorithm_and_settings_from_the_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logdir = tmp_path / "run"
+    code, _, err = run(capsys, "train", "--env", "CartPole-v1", "--algo", "DQN", "--seed", "0",
+                       "--set", "train_batch_size=256",
+                       "--set", "num_steps_sampled_before_learning_starts=0",
+                       "--iterations", "1", "--logdir", str(logdir),
+                       "--checkpoint-at-end")  # fmt: skip
+    assert (code, err) == (0, "")
+    checkpoint = str(logdir / "checkpoint_000001")
+    # No --env, no --algo: the checkpoint's DQN on CartPole, with its settings (and logdir).
+    code, out, err = run(capsys, "train", "--restore", checkpoint, "--iterations", "2")
+    assert (code, err) == (0, "")
+    assert "DQN on CartPole-v1" in out
+    assert iterations(out) == [2]
+    params = json.loads((logdir / "params.json").read_text())
+    assert params["training"]["train_batch_size"] == 256  # the checkpoint's, not DQN's 32
+    assert params["training"]["num_steps_sampled_before_learning_starts"] == 0
+    # Options given win over the checkpoint's settings.
+    code, out, err = run(capsys, "train", "--restore", checkpoint, "--iterations", "2",
+                         "--set", "train_batch_size=128",
+                         "--logdir", str(tmp_path / "again"))  # fmt: skip
+    assert (code, err) == (0, "")
+    again = json.loads((tmp_path / "again" / "params.json").read_text())
+    assert again["training"]["train_batch_size"] == 128
+    # An algorithm other than the checkpoint's is one clear line.
+    code, _, err = run(capsys, "train", "--restore", checkpoint, "--algo", "PPO")
+    assert code == 2
+    assert f"--restore {checkpoint!r} holds a DQN algorithm, not PPO" in err
+    code, _, err = run(capsys, "train", "--restore", str(tmp_path / "nothing"))
+    assert code == 2
+    assert "no checkpoint at" in err
