@@ -30,6 +30,7 @@ from hookbus.kernel import (
 from hookbus.metrics import MetricsLogger, results
 
 from ._args import ArgumentError, Parser, UsageError, load_object
+from ._evaluate_cli import add_evaluate_command
 from ._output import print_metrics
 from ._plot_cli import add_plot_command
 from ._settings_cli import add_settings_command
@@ -120,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("--debug", action="store_true", help="show tracebacks")
     inspect.set_defaults(run=_inspect)
+    add_evaluate_command(commands)
     add_plot_command(commands)
     add_settings_command(commands)
     return parser
