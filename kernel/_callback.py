@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from hookbus.events import HOOKS
 
-from ._errors import ConfigError, HookbusWarning
+from ._errors import ConfigError, HookbusWarning, user_stacklevel
 
 __all__ = ("Callback", "instantiate", "overridden_hooks", "warn_stray_hooks")
 
@@ -156,5 +156,5 @@ def warn_stray_hooks(callback: object) -> None:
                 f"{type(callback).__qualname__}.{name} is not a hook and will never be "
                 f"called{hint}",
                 HookbusWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )

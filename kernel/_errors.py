@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from hookbus.events import HookbusError
@@ -13,6 +14,7 @@ __all__ = (
     "HookbusWarning",
     "LifecycleError",
     "RecordingError",
+    "user_stacklevel",
 )
 
 
@@ -53,3 +55,18 @@ class LifecycleError(HookbusError):
 
 class HookbusWarning(UserWarning):
     """Warn about something that works but is probably not what was meant."""
+
+
+def user_stacklevel() -> int:
+    """Return the ``stacklevel`` that makes a warning point at the user's code.
+
+    The first frame, counting outwards from the caller of ``warnings.warn``, whose module is
+    not hookbus's own: however deep in hookbus the warning is raised (``Bus(...)``,
+    ``config.callbacks(...)``, ``build()``), it names the user's file and line.
+    """
+    frame = sys._getframe(1)  # the function about to warn
+    level = 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("hookbus."):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

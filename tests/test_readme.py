@@ -45,3 +45,15 @@ def test_readme_and_docs_point_only_inside_the_repository() -> None:
             if word in text
         ]
     assert not bad, bad
+
+
+def test_readme_snippet_runs_and_its_class_is_the_main_jobs() -> None:
+    (snippet,) = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    namespace: dict[str, object] = {}
+    exec(compile(snippet, "README.md", "exec"), namespace)  # trains one iteration
+    namespace["algo"].stop()  # type: ignore[attr-defined]
+    # The main job's class of the same name logs what the snippet's logs, line for line.
+    example = (ROOT / "docs" / "examples" / "cartpole_callbacks.py").read_text()
+    logged = [line.strip() for line in snippet.splitlines() if "log_value" in line]
+    assert logged
+    assert all(line in example for line in logged)

@@ -15,7 +15,7 @@ from hookbus.runners import PPOConfig
 
 
 class EpisodeReturn(Callback):
-    """Keep a running total of returns and log each episode's pole-angle spread."""
+    """Log each episode's return (as README's EpisodeReturn does) and pole-angle spread."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -27,6 +27,7 @@ class EpisodeReturn(Callback):
         episode.add_temporary_timestep_data("theta", float(episode.get_observations(-1)[2]))
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        metrics_logger.log_value("my_return", episode.get_return(), reduce="mean", window=50)
         self.total += episode.get_return()
         self.episodes += 1
         thetas = episode.get_temporary_timestep_data("theta")  # one per step, the last too
