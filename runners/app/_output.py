@@ -24,6 +24,21 @@ BUILTIN_ENV_RUNNER_KEYS = {
 }
 
 
+# Keys of train()'s result that hookbus itself writes; any other key a callback put into
+# ``result`` (in on_train_result) gets a column of its own, as its metrics in env_runners do.
+BUILTIN_RESULT_KEYS = {
+    "training_iteration",
+    "num_env_steps_sampled_lifetime",
+    "env_runners",
+    "env_runner_group",
+    "learners",
+    "timers",
+    "evaluation",
+    "callbacks",
+    "control",
+}
+
+
 def print_metrics(metrics: dict[str, Any]) -> None:
     rows = list(flatten(metrics))
     if not rows:
@@ -57,10 +72,13 @@ def table(rows: list[dict[str, Any]]) -> str:
     custom = sorted(
         {k for r in rows for k in r.get("env_runners", {}) if k not in BUILTIN_ENV_RUNNER_KEYS}
     )
+    added = [dict(_added_by_callbacks(r)) for r in rows]
+    columns = sorted({k for a in added for k in a})
     # Episodes and env steps are counted over the whole run (RLlib's *_lifetime), not per row.
-    headers = ["iter", "return_mean", "len_mean", "episodes (total)", "env_steps (total)", *custom]
+    headers = ["iter", "return_mean", "len_mean", "episodes (total)", "env_steps (total)"]
+    headers += [*custom, *columns]
     lines = []
-    for r in rows:
+    for r, a in zip(rows, added, strict=True):
         er = r.get("env_runners", {})
         cells = [
             r["training_iteration"],
@@ -69,6 +87,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             er.get("num_episodes_lifetime"),
             r.get("num_env_steps_sampled_lifetime"),
             *(er.get(k) for k in custom),
+            *(a.get(k) for k in columns),
         ]
         lines.append([cell(c) for c in cells])
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
@@ -76,6 +95,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     out.append("  ".join("-" * w for w in widths))
     out += ["  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
     return "\n".join(out)
+
+
+def _added_by_callbacks(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The numbers and strings a callback wrote into ``result`` itself, flattened."""
+    extra = {k: v for k, v in result.items() if k not in BUILTIN_RESULT_KEYS}
+    return [(k, v) for k, v in flatten(extra) if isinstance(v, int | float | str | bool)]
 
 
 def cell(value: Any) -> str:

@@ -41,15 +41,25 @@ def add_plot_command(commands: Any) -> None:
         help="draw the runs' mean with a min-max band, on the x values all of them cover",
     )
     plot.add_argument(
-        "-o", "--output", default="curve.png", metavar="FILE", help="default curve.png"
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="default curve.png in the run directory (of several: in the folder holding them)",
     )
+    plot.add_argument("--title", default=None, help="default: the runs' names")
     plot.add_argument("--debug", action="store_true", help="show tracebacks")
     plot.set_defaults(run=_plot)
 
 
 def _plot(args: argparse.Namespace) -> int:
     path = plot_runs(
-        args.run_dirs, metrics=args.metric, x=args.x, mean=args.mean, output=args.output
+        args.run_dirs,
+        metrics=args.metric,
+        x=args.x,
+        mean=args.mean,
+        output=args.output,
+        title=args.title,
     )
     runs = len(args.run_dirs)
     print(f"wrote {path}: {', '.join(args.metric)} of {runs} run{'' if runs == 1 else 's'}")

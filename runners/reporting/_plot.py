@@ -54,9 +54,13 @@ def plot_runs(
     metrics: Sequence[str] = (DEFAULT_METRIC,),
     x: str = STEP_KEY,
     mean: bool = False,
-    output: str | os.PathLike[str] = "curve.png",
+    output: str | os.PathLike[str] | None = None,
+    title: str | None = None,
 ) -> Path:
     """Draw ``metrics`` over ``x`` from each run directory's ``result.jsonl``; return the file.
+
+    ``output`` defaults to ``curve.png`` in the run directory (with several, in the folder
+    that holds them all); ``title`` to the run's name (the runs' names, with ``mean`` too).
 
     One panel per metric (8 x 4.5 inches at 100 dpi for one, 3 inches more per extra
     metric). Each run is a line labelled with its directory's name; with ``mean``, the runs
@@ -85,12 +89,28 @@ def plot_runs(
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")  # the same runs in every panel: one legend
     axes[-1].set_xlabel(x)
-    path = Path(output)
+    axes[0].set_title(title if title is not None else _title([run.name for run in runs], mean))
+    path = Path(output) if output is not None else _default_output(run_dirs)
     try:
         figure.savefig(path)
     except (OSError, ValueError) as exc:  # a missing folder; a format matplotlib lacks
-        raise ConfigError(f"cannot write {os.fspath(output)!r}: {exc}") from exc
+        raise ConfigError(f"cannot write {os.fspath(path)!r}: {exc}") from exc
     return path
+
+
+def _title(names: Sequence[str], mean: bool) -> str:
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    if len(names) == 1:
+        return shown
+    return f"mean of {len(names)} runs ({shown})" if mean else f"{len(names)} runs: {shown}"
+
+
+def _default_output(run_dirs: Sequence[str | os.PathLike[str]]) -> Path:
+    """``curve.png`` in the run directory, or in the folder that holds all of several."""
+    if len(run_dirs) == 1:
+        return Path(run_dirs[0]) / "curve.png"
+    common = os.path.commonpath([os.path.abspath(d) for d in run_dirs])
+    return Path(common) / "curve.png"
 
 
 def _figure_class() -> Any:

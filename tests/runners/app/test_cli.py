@@ -65,6 +65,10 @@ def test_train_prints_progress_and_a_table_with_custom_metrics(
     assert out.splitlines()[-1] == "stopped: training_iteration=2"
     header = out.splitlines()[-5]
     assert "theta_abs_max" in header  # the table's header has the custom metric
+    # ... and the key the callback wrote into the result itself (on_train_result), with its value.
+    assert "episodes_seen_by_callback" in header
+    last = out.splitlines()[-2].split()
+    assert last[-1] == last[3]  # it counted the episodes that the run counted
     # Episodes and env steps are lifetime counts, and the header says so.
     assert "episodes (total)" in header
     assert "env_steps (total)" in header

@@ -135,3 +135,9 @@ def test_plot_without_matplotlib_names_the_extra(
     assert 'needs matplotlib, which is missing: pip install "hookbus[plot]"' in err
     with pytest.raises(ConfigError, match=r"hookbus\[plot\]"):
         plot_runs(runs)
+
+
+def test_plot_goes_into_the_run_directory_by_default(runs: list[Path]) -> None:
+    assert plot_runs(runs[:1]) == runs[0] / "curve.png"
+    assert plot_runs(runs, mean=True, title="seeds") == runs[0].parent / "curve.png"
+    _check_png(runs[0].parent / "curve.png", 800, 450)
