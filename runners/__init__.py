@@ -12,7 +12,12 @@ from ._exploration import (
     SoftQ as SoftQ,
     StochasticSampling as StochasticSampling,
 )
-from .algorithm import Algorithm as Algorithm
+from ._rl_module import MultiRLModule as MultiRLModule, RLModule as RLModule
+from .algorithm import (
+    Algorithm as Algorithm,
+    Learner as Learner,
+    MultiLearner as MultiLearner,
+)
 from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
     MultiAgentModule as MultiAgentModule,
@@ -79,17 +84,21 @@ __all__ = (
     "EpsilonGreedy",
     "InlineEnvRunner",
     "JsonLogger",
+    "Learner",
     "MultiAgentCartPole",
     "MultiAgentEnv",
     "MultiAgentEpisode",
     "MultiAgentLearner",
     "MultiAgentModule",
+    "MultiLearner",
+    "MultiRLModule",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",
     "PolicySpec",
     "PrioritizedReplayBuffer",
     "ProcessEnvRunner",
+    "RLModule",
     "RemoteError",
     "ReplayBuffer",
     "SampleSummary",

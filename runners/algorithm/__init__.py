@@ -1,6 +1,20 @@
 """The Algorithm and what it owns: the surface that algorithm authors import."""
 
 from ._algorithm import Algorithm as Algorithm
+from ._learner import (
+    AnyLearner as AnyLearner,
+    Learner as Learner,
+    MultiLearner as MultiLearner,
+)
+from ._learning import LearnerSettings as LearnerSettings, Spaces as Spaces
 from ._structure import check_structure as check_structure
 
-__all__ = ("Algorithm", "check_structure")
+__all__ = (
+    "Algorithm",
+    "AnyLearner",
+    "Learner",
+    "LearnerSettings",
+    "MultiLearner",
+    "Spaces",
+    "check_structure",
+)

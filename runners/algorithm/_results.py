@@ -1,30 +1,48 @@
-"""Assembling ``train()``'s result: the metrics, evaluation, runner health, callback counts.
-
-The functions take the Algorithm as ``Any``: it imports them, and naming its type here
-would close an import circle.
-"""
+"""``train()``'s result: the metrics, evaluation, runner health, callback counts, Controls."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from hookbus.metrics import results
+from hookbus.kernel import Bus, Control
+from hookbus.metrics import MetricsLogger, results
 
+from ..fleet import EnvRunnerGroup
 from ._evaluation import EVALUATION_KEY
 
-__all__ = ("apply_changes", "assemble_result", "callback_counts", "copy_tree")
+__all__ = (
+    "CONTROL_KEY",
+    "apply_changes",
+    "assemble_result",
+    "callback_counts",
+    "control_entry",
+    "copy_tree",
+)
+
+CONTROL_KEY = "control"
+_NO_CONTROL = Control()
 
 
-def assemble_result(algorithm: Any) -> dict[str, Any]:
-    """Return the iteration's result: reduced metrics plus what the Algorithm knows."""
-    result = results(algorithm.metrics)
-    evaluation = algorithm._evaluation
-    if evaluation is not None and evaluation.last is not None:
+def assemble_result(
+    metrics: MetricsLogger,
+    *,
+    training_iteration: int,
+    group: EnvRunnerGroup,
+    evaluation: dict[str, Any] | None,
+    callbacks: dict[str, int],
+) -> dict[str, Any]:
+    """Return the iteration's result: reduced ``metrics`` plus what the Algorithm knows.
+
+    ``group`` is the training runners (their health), ``evaluation`` the latest evaluation
+    round's metrics (None before the first), ``callbacks`` the ``callback_counts()``.
+    """
+    result = results(metrics)
+    if evaluation is not None:
         # The latest round's metrics, as its on_evaluate_end handlers left them; every
         # later result carries them too (RLlib's always_attach_evaluation_results).
-        result[EVALUATION_KEY] = copy_tree(evaluation.last)
-    result["training_iteration"] = algorithm.training_iteration
-    group = algorithm.env_runner_group
+        result[EVALUATION_KEY] = copy_tree(evaluation)
+    result["training_iteration"] = training_iteration
     # RLlib's keys for the training runners' health (its result's "env_runner_group").
     healthy, restarts = group.num_healthy_remote_workers(), group.num_remote_worker_restarts()
     result["env_runner_group"] = {
@@ -35,25 +53,26 @@ def assemble_result(algorithm: Any) -> dict[str, Any]:
     runners = result.setdefault("env_runners", {})
     runners["num_healthy_env_runners"] = healthy
     runners["num_env_runner_restarts"] = restarts
-    result["callbacks"] = callback_counts(algorithm)
+    result["callbacks"] = callbacks
     return result
 
 
-def callback_counts(algorithm: Any) -> dict[str, int]:
-    """Return ``callbacks/errors`` and ``callbacks/quarantined`` (handlers removed so far)."""
-    quarantined = algorithm.bus.statistics().quarantined
+def callback_counts(bus: Bus, groups: Iterable[EnvRunnerGroup]) -> dict[str, int]:
+    """Return ``callbacks/errors`` and ``callbacks/quarantined`` (handlers removed so far).
+
+    Errors count those on ``bus`` and on the remote runners' own buses (of ``groups``).
+    """
+    statistics = bus.statistics()
+    remote = sum(group.handler_errors() for group in groups)
     return {
-        "errors": _handler_errors(algorithm),
-        "quarantined": sum(len(names) for names in quarantined.values()),
+        "errors": statistics.errors + remote,
+        "quarantined": sum(len(names) for names in statistics.quarantined.values()),
     }
 
 
-def _handler_errors(algorithm: Any) -> int:
-    """Count handler errors on this bus and on the remote runners' own buses."""
-    groups = [algorithm._env_runner_group, algorithm.eval_env_runner_group]
-    remote: int = sum(group.handler_errors() for group in groups if group is not None)
-    errors: int = algorithm.bus.statistics().errors
-    return errors + remote
+def control_entry(control: Control | None) -> dict[str, Any]:
+    """Return ``result["control"]`` for the requests in ``control`` (none: all False)."""
+    return (control or _NO_CONTROL).to_result()
 
 
 def copy_tree(tree: dict[str, Any]) -> dict[str, Any]:

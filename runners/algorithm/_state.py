@@ -22,15 +22,43 @@ import copy
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from hookbus.kernel import ConfigError
+from hookbus.kernel import Bus, ConfigError
 from hookbus.metrics import MetricsLogger
 
+from .._rl_module import Stateful
 from ._checkpoint import CHECKPOINT_FILE, callback_states, config_record, pair_callback_states
 from ._structure import check_structure
 
-__all__ = ("load_state", "saved_state")
+if TYPE_CHECKING:
+    from ..config import AlgorithmConfig
+
+__all__ = ("Checkpointed", "load_state", "saved_state")
+
+
+class Checkpointed(Protocol):
+    """What a checkpoint holds of an Algorithm: the parts it reads, and sets on a restore."""
+
+    training_iteration: int
+
+    @property
+    def config(self) -> AlgorithmConfig[Any]: ...
+
+    @property
+    def bus(self) -> Bus: ...
+
+    @property
+    def metrics(self) -> MetricsLogger: ...
+
+    @property
+    def learner(self) -> Stateful: ...
+
+    def get_extra_state(self) -> dict[str, Any]: ...
+
+    def set_extra_state(self, state: dict[str, Any]) -> None: ...
+
+    def check_extra_state(self, state: dict[str, Any]) -> None: ...
 
 
 class _Part(NamedTuple):
@@ -42,7 +70,7 @@ class _Part(NamedTuple):
     saved: Any  # the checkpoint's value for it
 
 
-def saved_state(algo: Any) -> dict[str, Any]:
+def saved_state(algo: Checkpointed) -> dict[str, Any]:
     """Return everything a checkpoint holds of ``algo`` (``_checkpoint.SECTIONS``)."""
     return {
         "algorithm": type(algo).__name__,
@@ -55,7 +83,7 @@ def saved_state(algo: Any) -> dict[str, Any]:
     }
 
 
-def load_state(algo: Any, state: dict[str, Any], path: str | os.PathLike[str]) -> None:
+def load_state(algo: Checkpointed, state: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Load ``state`` (sections checked by ``read_checkpoint``) into ``algo``, or change nothing.
 
     Raises ConfigError naming the checkpoint file if the state does not fit ``algo`` or a
@@ -71,7 +99,7 @@ def load_state(algo: Any, state: dict[str, Any], path: str | os.PathLike[str]) -
     _apply(parts, snapshots, file)
 
 
-def _parts(algo: Any, state: dict[str, Any]) -> list[_Part]:
+def _parts(algo: Checkpointed, state: dict[str, Any]) -> list[_Part]:
     parts = [
         _Part(f"callback {type(cb).__qualname__}", _getter(cb), cb.set_state, saved)
         for cb, saved in pair_callback_states(algo.bus.callbacks, state["callbacks"])
@@ -117,7 +145,9 @@ def _snapshot(part: _Part, file: str) -> Any:
         ) from exc
 
 
-def _check(algo: Any, state: dict[str, Any], learner_now: Any, file: str) -> None:
+def _check(
+    algo: Checkpointed, state: dict[str, Any], learner_now: dict[str, Any], file: str
+) -> None:
     checks: list[tuple[str, Callable[[], None]]] = [
         ("", lambda: check_structure(state["learner"], learner_now, "learner")),
         ("its metrics section: ", lambda: MetricsLogger().set_state(state["metrics"])),

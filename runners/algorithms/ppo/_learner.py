@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._distributions import SpaceLike
-from .._nn import Adam, Params
+from .._nn import Adam, Params, SpaceLike
 from ._batch import TrainBatch, Trajectory, compute_gae, explained_variance
 from ._module import PPOModule
 
@@ -291,3 +290,9 @@ def _check(name: str, value: object, ok: bool, allowed: str) -> None:
     # NaN fails every comparison, so `ok` is already False for it.
     if not ok:
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+
+if TYPE_CHECKING:  # mypy checks that the learner fits the Protocol
+    from ...algorithm import Learner
+
+    _learner: type[Learner[Sequence[Trajectory]]] = PPOLearner
