@@ -33,14 +33,14 @@ from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
 from ..envs import EnvContext, TaskSettableEnv
 from ..fleet import EnvRunnerGroup
-from ._checkpoint import config_from_record, read_checkpoint, write_checkpoint
+from ._checkpoint import read_checkpoint, write_checkpoint
 from ._evaluation import Evaluation
 from ._facade import SyncFacade, in_loop_error
 from ._learner import AnyLearner, Learner, MultiLearner
 from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings, make_learner
 from ._lifecycle import Lifecycle
 from ._results import CONTROL_KEY, apply_changes, assemble_result, callback_counts, control_entry
-from ._state import load_state, saved_state
+from ._state import build_restored, load_state, saved_state
 from ._structure import check_structure
 
 __all__ = ("Algorithm",)
@@ -451,35 +451,14 @@ class Algorithm:
     @classmethod
     def from_checkpoint(
         cls, path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None = None
-    ) -> Algorithm:
+    ) -> Self:
         """Build an Algorithm from a checkpoint and restore it: ready to train or act.
 
         The checkpoint keeps the config's data settings, never code; if the config held
         code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
         A checkpoint that cannot be restored is a ConfigError; what was built is stopped.
         """
-        state = read_checkpoint(path)
-        if config is None:
-            config = config_from_record(state["config"], path)
-        name = state["algorithm"]
-        algo_class = config.algo_class
-        if getattr(algo_class, "__name__", None) != name or not (
-            isinstance(algo_class, type) and issubclass(algo_class, cls)
-        ):
-            raise ConfigError(
-                f"checkpoint {str(path)!r} holds a {name} algorithm; "
-                f"{type(config).__name__} builds {getattr(algo_class, '__name__', None)}"
-            )
-        try:
-            algorithm: Algorithm = config.build()
-        except Exception as exc:  # an env that is not registered here, a bad setting, ...
-            raise ConfigError(f"cannot build checkpoint {str(path)!r}'s {name}: {exc}") from exc
-        try:
-            algorithm.restore_from_path(path)
-        except BaseException:
-            algorithm.stop()
-            raise
-        return algorithm
+        return build_restored(cls, path, config)
 
     # --- accessors and helpers --------------------------------------------------------------
 

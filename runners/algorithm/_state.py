@@ -1,4 +1,5 @@
-"""What a checkpoint holds of an Algorithm: taking that state, and loading it all-or-nothing.
+"""What a checkpoint holds of an Algorithm: taking that state, loading it all-or-nothing, and
+building an Algorithm from a checkpoint (``Algorithm.from_checkpoint``).
 
 Loading goes in three steps, so that a failed restore leaves the Algorithm as it was:
 
@@ -22,19 +23,26 @@ import copy
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from hookbus.kernel import Bus, ConfigError
 from hookbus.metrics import MetricsLogger
 
 from .._rl_module import Stateful
-from ._checkpoint import CHECKPOINT_FILE, callback_states, config_record, pair_callback_states
+from ._checkpoint import (
+    CHECKPOINT_FILE,
+    callback_states,
+    config_from_record,
+    config_record,
+    pair_callback_states,
+    read_checkpoint,
+)
 from ._structure import check_structure
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
-__all__ = ("Checkpointed", "load_state", "saved_state")
+__all__ = ("Checkpointed", "build_restored", "load_state", "saved_state")
 
 
 class Checkpointed(Protocol):
@@ -59,6 +67,49 @@ class Checkpointed(Protocol):
     def set_extra_state(self, state: dict[str, Any]) -> None: ...
 
     def check_extra_state(self, state: dict[str, Any]) -> None: ...
+
+
+class Restorable(Protocol):
+    """An Algorithm as ``from_checkpoint`` uses it once built."""
+
+    def restore_from_path(self, path: str | os.PathLike[str]) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+R = TypeVar("R", bound=Restorable)
+
+
+def build_restored(
+    cls: type[R], path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None
+) -> R:
+    """Build a ``cls`` from ``config`` (by default the checkpoint's own) and restore ``path``.
+
+    ConfigError if the checkpoint holds another algorithm than ``config`` builds, or if
+    building or restoring fails; what was built is then stopped.
+    """
+    state = read_checkpoint(path)
+    if config is None:
+        config = config_from_record(state["config"], path)
+    name = state["algorithm"]
+    algo_class = config.algo_class
+    if getattr(algo_class, "__name__", None) != name or not (
+        isinstance(algo_class, type) and issubclass(algo_class, cls)
+    ):
+        raise ConfigError(
+            f"checkpoint {str(path)!r} holds a {name} algorithm; "
+            f"{type(config).__name__} builds {getattr(algo_class, '__name__', None)}"
+        )
+    try:
+        algorithm: R = config.build()
+    except Exception as exc:  # an env that is not registered here, a bad setting, ...
+        raise ConfigError(f"cannot build checkpoint {str(path)!r}'s {name}: {exc}") from exc
+    try:
+        algorithm.restore_from_path(path)
+    except BaseException:
+        algorithm.stop()
+        raise
+    return algorithm
 
 
 class _Part(NamedTuple):
