@@ -25,7 +25,7 @@ from ._errors import (
     RecordingError as RecordingError,
 )
 from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
-from ._hooks import LIVE_ARGS as LIVE_ARGS
+from ._hooks import LIVE_ARGS as LIVE_ARGS, OPTIONAL_LIVE_ARGS as OPTIONAL_LIVE_ARGS
 from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
 from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
@@ -44,6 +44,7 @@ __all__ = (
     "CONTROL_HOOKS",
     "LIVE_ARGS",
     "MAX_FRAME_SIZE",
+    "OPTIONAL_LIVE_ARGS",
     "PLUGIN_GROUP",
     "Bus",
     "BusClosedError",

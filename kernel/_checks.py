@@ -3,8 +3,9 @@
 Everything here runs at registration (``Bus(...)``, ``bus.add_callbacks``, ``bus.subscribe``,
 ``config.callbacks(...)``), so the publish path stays as compiled in ``_chain``. A handler is
 called with keyword arguments only: ``event`` and its hook's live arguments (``LIVE_ARGS``),
-every one of them, every time. So a handler must either name them all or take ``**kwargs``,
-and may require nothing else; a required positional-only parameter can never be filled.
+every one of them, every time (an optional one, ``OPTIONAL_LIVE_ARGS``, only if it names it).
+So a handler must either name them all (the optional ones aside) or take ``**kwargs``, and
+may require nothing else; a required positional-only parameter can never be filled.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hookbus.events import HOOKS
 from ._callback import Callback, overridden_hooks
 from ._chain import describe
 from ._errors import ConfigError
-from ._hooks import LIVE_ARGS, hook_name
+from ._hooks import LIVE_ARGS, OPTIONAL_LIVE_ARGS, hook_name
 from ._plugins import check_plugin_selection
 
 __all__ = (
@@ -206,7 +207,7 @@ def _mismatch(params: list[inspect.Parameter], given: tuple[str, ...], hook: str
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return ""
     taken = {p.name for p in params if p.kind in _BY_KEYWORD}
-    missing = [arg for arg in given if arg not in taken]
+    missing = [arg for arg in given if arg not in taken and arg not in OPTIONAL_LIVE_ARGS]
     if missing:
         return f"it has no **kwargs and no parameter for {', '.join(map(repr, missing))}"
     return ""

@@ -17,6 +17,7 @@ from .algorithm import (
     Algorithm as Algorithm,
     Learner as Learner,
     MultiLearner as MultiLearner,
+    ResultDraft as ResultDraft,
 )
 from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
@@ -101,6 +102,7 @@ __all__ = (
     "RLModule",
     "RemoteError",
     "ReplayBuffer",
+    "ResultDraft",
     "SampleSummary",
     "SingleAgentEpisode",
     "SoftQ",

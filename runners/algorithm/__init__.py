@@ -7,6 +7,7 @@ from ._learner import (
     MultiLearner as MultiLearner,
 )
 from ._learning import LearnerSettings as LearnerSettings, Spaces as Spaces
+from ._results import ResultDraft as ResultDraft
 from ._structure import check_structure as check_structure
 
 __all__ = (
@@ -15,6 +16,7 @@ __all__ = (
     "Learner",
     "LearnerSettings",
     "MultiLearner",
+    "ResultDraft",
     "Spaces",
     "check_structure",
 )

@@ -25,7 +25,7 @@ from hookbus.events import (
     TrainResult,
 )
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
-from hookbus.metrics import MetricsLogger, results
+from hookbus.metrics import MetricsLogger
 
 from .._errors import AlgorithmStateError
 from .._loop import in_event_loop
@@ -39,7 +39,7 @@ from ._facade import SyncFacade, in_loop_error
 from ._learner import AnyLearner, Learner, MultiLearner
 from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings, make_learner
 from ._lifecycle import Lifecycle
-from ._results import CONTROL_KEY, apply_changes, assemble_result, callback_counts, control_entry
+from ._results import CONTROL_KEY, ResultDraft, assemble_result, callback_counts, control_entry
 from ._state import build_restored, load_state, saved_state
 from ._structure import check_structure
 
@@ -73,10 +73,6 @@ class Algorithm:
         self._env_runner_group: EnvRunnerGroup | None = None
         self._evaluation: Evaluation | None = None  # built only when something evaluates
         self._lifecycle = Lifecycle.BUILT
-        # While on_train_result runs: the results before it and the Controls so far
-        # (``_settle_result``).
-        self._logged: dict[str, Any] | None = None
-        self._control: Control | None = None
         # Sync handlers of the hooks published between steps run in a worker thread, so
         # they may call sync facades (group.foreach_env, algorithm.save_to_path).
         self._publisher = Publisher(
@@ -267,7 +263,7 @@ class Algorithm:
                 callbacks=self._callback_counts(),
             )
             # Requests made before on_train_result are in the result its handlers see;
-            # theirs are added once they have run (or when a writer settles the result).
+            # theirs are added once they have run (or when a writer settles the draft).
             control = self._take_control()
             result[CONTROL_KEY] = control_entry(control)
             if self._publisher.wants(TrainResult):
@@ -281,37 +277,23 @@ class Algorithm:
 
     async def _publish_result(self, result: dict[str, Any], control: Control | None) -> None:
         """Publish ``on_train_result``; then bring what its handlers did into ``result``."""
-        self._control = control
-        self._logged = results(self.metrics)
+        draft = ResultDraft(
+            result,
+            self.metrics,
+            control,
+            callbacks=self._callback_counts,
+            take_control=self._take_control,
+        )
         try:
             await self._publisher.publish(
                 TrainResult,
-                {"result": result},
+                {"result": result, "draft": draft},
                 training_iteration=self.training_iteration,
                 result=result,
             )
-            self._settle_result(result)
+            draft.settle()
         finally:
-            self._logged = None
-
-    def _settle_result(self, result: dict[str, Any]) -> None:
-        """Bring into ``result`` what ``on_train_result`` handlers did so far.
-
-        Metrics they logged belong to this iteration's result; what they wrote into
-        ``result`` directly stays as they wrote it. So do their errors under
-        ``on_error="log"`` and their Controls. Called after the chain, and by the
-        run-directory writers, which run late in it, so that their files hold the result
-        ``train()`` returns. Does nothing outside the chain.
-        """
-        logged = self._logged
-        if logged is None:
-            return
-        now = results(self.metrics)
-        apply_changes(result, logged, now)
-        self._logged = now  # a second call adds only what changed since
-        result["callbacks"] = self._callback_counts()
-        self._control = Control.combine(self._control, self._take_control())
-        result[CONTROL_KEY] = control_entry(self._control)
+            draft.close()
 
     async def _restore_env_runners(self) -> None:
         """Restart failed training runners the settings allow; announce them (RLlib's way).

@@ -12,7 +12,7 @@ import math
 import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import msgspec
 import numpy as np
@@ -83,6 +83,14 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+class Draft(Protocol):
+    """What writers use of ``on_train_result``'s ``draft`` (the Algorithm's ``ResultDraft``)."""
+
+    def settle(self) -> dict[str, Any]:
+        """Bring into the result what the handlers before this one did; return it."""
+        ...
+
+
 WRITER_PRIORITY = -1000
 """The writers' ``priority``: after the ``on_train_result`` handlers that add to the result."""
 
@@ -116,11 +124,11 @@ class RunDirWriter(Callback):
         """Set the state of a writer that has opened nothing yet."""
 
     def on_train_result(
-        self, *, result: dict[str, Any], algorithm: Any = None, **kwargs: Any
+        self, *, result: dict[str, Any], draft: Draft | None = None, **kwargs: Any
     ) -> None:
-        """Write ``result``, with what handlers logged so far (replays have no Algorithm)."""
-        if algorithm is not None:
-            algorithm._settle_result(result)
+        """Write ``result``, with what handlers logged so far (replays have no draft)."""
+        if draft is not None:
+            draft.settle()
         self.write_result(result)
 
     def write_result(self, result: dict[str, Any]) -> None:
