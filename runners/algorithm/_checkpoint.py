@@ -154,7 +154,7 @@ def _checked_body(document: dict[str, Any], file: Path) -> bytes:
     return body
 
 
-def _check_sections(state: Any, file: Path) -> None:
+def _check_sections(state: object, file: Path) -> None:
     if not isinstance(state, dict):
         raise ConfigError(f"{str(file)!r} holds {_describe(state)}, not a checkpoint state")
     missing = [name for name in SECTIONS if name not in state]
@@ -190,7 +190,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     text = repr(value)
     return f"{type(value).__name__} {text}" if len(text) <= 60 else type(value).__name__
 
@@ -225,7 +225,7 @@ def pair_callback_states(
     return pairs
 
 
-def config_record(config: Any) -> dict[str, Any]:
+def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
     """Describe ``config`` as plain data, for ``Algorithm.from_checkpoint``.
 
     Settings whose values are data (numbers, strings, lists, dicts of those) are kept;
@@ -253,7 +253,7 @@ def _is_data(value: object) -> bool:
     return False
 
 
-def config_from_record(record: Any, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
+def config_from_record(record: object, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
     """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
     if not isinstance(record, dict) or record.keys() != {"class", "settings", "code"}:
         raise ConfigError(f"checkpoint {str(path)!r} holds no readable config; pass config=...")

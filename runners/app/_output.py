@@ -78,7 +78,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):

@@ -6,10 +6,11 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import Recorder
 
+from ..algorithm import Algorithm
 from ..backends import BACKENDS
 from ._args import UsageError, load_object, positive_int
 from ._experiment import (
@@ -21,12 +22,15 @@ from ._experiment import (
 )
 from ._output import progress, table
 
+if TYPE_CHECKING:
+    from ._args import Commands
+
 __all__ = ("add_train_command",)
 
 RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
 
 
-def add_train_command(commands: Any) -> None:
+def add_train_command(commands: Commands) -> None:
     """Add ``train`` and its options to the sub-command parsers ``commands``."""
     train = commands.add_parser(
         "train",
@@ -157,7 +161,7 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
 
 def _honour_control(
-    algo: Any, logdir: str | None, result: dict[str, Any], iteration: int, saved: bool
+    algo: Algorithm, logdir: str | None, result: dict[str, Any], iteration: int, saved: bool
 ) -> list[str]:
     """Act on what handlers asked for in ``result["control"]``; return a stop's reason, if any.
 
@@ -185,7 +189,7 @@ def _honour_control(
     return []
 
 
-def _save(algo: Any, logdir: str, iteration: int) -> None:
+def _save(algo: Algorithm, logdir: str, iteration: int) -> None:
     path = algo.save_to_path(Path(logdir) / f"checkpoint_{iteration:06d}")
     newline = "\n" if sys.stdout.isatty() else ""  # after the progress line's \r
     print(f"{newline}checkpoint: {path}", flush=True)
