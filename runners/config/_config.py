@@ -71,7 +71,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
 
     def callbacks(
         self,
-        callbacks_class: Any = None,
+        callbacks_class: object = None,
         *,
         on_error: str = "raise",
         plugins: bool | list[str] = False,
