@@ -8,12 +8,7 @@ from ._agent_events import (
     reset_agents as reset_agents,
     step_agents as step_agents,
 )
-from ._bus import (
-    Bus as Bus,
-    BusStatistics as BusStatistics,
-    Dispatcher as Dispatcher,
-    HookbusWarning as HookbusWarning,
-)
+from ._bus import Bus as Bus, BusStatistics as BusStatistics, Dispatcher as Dispatcher
 from ._callback import Callback as Callback
 from ._checks import check_callbacks as check_callbacks
 from ._control import CONTROL_HOOKS as CONTROL_HOOKS, Control as Control
@@ -21,6 +16,7 @@ from ._episode import Episode as Episode, SingleAgentEpisode as SingleAgentEpiso
 from ._errors import (
     BusClosedError as BusClosedError,
     ConfigError as ConfigError,
+    HookbusWarning as HookbusWarning,
     LifecycleError as LifecycleError,
     RecordingError as RecordingError,
 )

@@ -22,7 +22,7 @@ from ._checks import (
 )
 from ._control import Control
 from ._dispatcher import Dispatcher
-from ._errors import BusClosedError, ConfigError, HookbusWarning
+from ._errors import BusClosedError, ConfigError
 from ._hooks import event_type_for, hook_name
 from ._order import ChainExplanation, placement
 from ._plugins import load_plugins
@@ -30,7 +30,7 @@ from ._services import ServiceRegistry
 from ._stats import BusStatistics, Timings, check_seconds
 from ._stream import EventStream
 
-__all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")  # the warning: its old home
+__all__ = ("Bus", "BusStatistics", "Dispatcher")
 
 
 class Bus:
