@@ -1,6 +1,7 @@
 """The microkernel: a typed async bus with ordered subscriber chains, streams and plugins."""
 
 from hookbus.events import HookbusError as HookbusError
+from hookbus.events._public import publish_names
 
 from ._agent_events import (
     apply_reset as apply_reset,
@@ -81,8 +82,5 @@ __all__ = (
 
 # Objects report this package as their module (for docs and reprs), not the private
 # module that defines them.
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith(__name__ + "._"):
-        _obj.__module__ = __name__
-del _name, _obj
+publish_names(__name__, globals(), __all__)
+del publish_names

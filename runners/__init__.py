@@ -1,5 +1,6 @@
 """Publishers: EnvRunners stepping gymnasium envs, the Algorithm, and numpy learners."""
 
+from hookbus.events._public import publish_names
 from hookbus.kernel import (
     Episode as Episode,
     MultiAgentEpisode as MultiAgentEpisode,
@@ -117,9 +118,5 @@ __all__ = (
 
 # Objects report this package as their module (for docs and reprs), not the private
 # module below it that defines them.
-for _name in __all__:
-    _obj = globals()[_name]
-    _module = getattr(_obj, "__module__", "")
-    if _module.startswith(__name__ + ".") and "._" in _module[len(__name__) :]:
-        _obj.__module__ = __name__
-del _name, _obj, _module
+publish_names(__name__, globals(), __all__)
+del publish_names
