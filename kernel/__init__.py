@@ -25,6 +25,7 @@ from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as Record
 from ._hooks import LIVE_ARGS as LIVE_ARGS, OPTIONAL_LIVE_ARGS as OPTIONAL_LIVE_ARGS
 from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
 from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
+from ._options import BusOptions as BusOptions
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
@@ -45,6 +46,7 @@ __all__ = (
     "PLUGIN_GROUP",
     "Bus",
     "BusClosedError",
+    "BusOptions",
     "BusStatistics",
     "Callback",
     "ChainEntry",

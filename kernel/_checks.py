@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from hookbus.events import HOOKS
 
@@ -20,22 +20,15 @@ from ._callback import Callback, overridden_hooks
 from ._chain import describe
 from ._errors import ConfigError
 from ._hooks import LIVE_ARGS, OPTIONAL_LIVE_ARGS, hook_name
-from ._plugins import check_plugin_selection
+from ._options import BusOptions
 
 __all__ = (
-    "ON_ERROR_POLICIES",
-    "OnError",
     "as_list",
     "check_callback",
     "check_callbacks",
     "check_handler",
-    "check_on_error",
-    "check_quarantine_after",
     "checked_callbacks",
 )
-
-OnError = Literal["raise", "log", "collect", "quarantine"]
-ON_ERROR_POLICIES: tuple[OnError, ...] = ("raise", "log", "collect", "quarantine")
 
 _BY_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -57,34 +50,12 @@ def check_callbacks(
     Takes what ``Bus(...)`` and ``config.callbacks(...)`` take. Classes are checked without
     being instantiated and plugins without being imported, so this has no side effects.
     """
-    check_on_error(on_error)
-    check_quarantine_after(quarantine_after)
-    for what, seconds in (("deadline", deadline), ("watchdog", watchdog)):
-        if seconds is not None and (
-            isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0
-        ):
-            raise ConfigError(f"{what} must be None or a number of seconds > 0, got {seconds!r}")
-    check_plugin_selection(plugins)
+    BusOptions.pick(locals())  # the options' checks
     for name, value in hook_callables.items():
         hook = hook_name(name)
         for fn in as_list(value):
             check_handler(fn, hook)
     checked_callbacks(callbacks_class)
-
-
-def check_on_error(on_error: object) -> None:
-    """Raise ConfigError unless ``on_error`` is one of ``ON_ERROR_POLICIES``."""
-    if on_error not in ON_ERROR_POLICIES:
-        raise ConfigError(
-            f"unknown on_error policy {on_error!r}; allowed: "
-            + ", ".join(repr(p) for p in ON_ERROR_POLICIES)
-        )
-
-
-def check_quarantine_after(n: object) -> None:
-    """Raise ConfigError unless ``n`` (failures before quarantine) is an int >= 1."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"quarantine_after must be an int >= 1, got {n!r}")
 
 
 def check_handler(fn: object, hook: str) -> Callable[..., Any]:
