@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
@@ -26,6 +26,8 @@ from ..config import AlgorithmConfig
 __all__ = (
     "CHECKPOINT_FILE",
     "CHECKPOINT_VERSION",
+    "LoadsState",
+    "SavesState",
     "callback_states",
     "config_from_record",
     "config_record",
@@ -35,6 +37,28 @@ __all__ = (
     "read_checkpoint",
     "write_checkpoint",
 )
+
+# A callback's state is optional (SPEC.md: a Callback *may* implement them); any object with
+# hook methods is a callback, so each method is asked for by Protocol.
+
+
+@runtime_checkable
+class SavesState(Protocol):
+    """A callback whose state checkpoints keep."""
+
+    def get_state(self) -> object:
+        """Return the callback's state (plain data)."""
+        ...
+
+
+@runtime_checkable
+class LoadsState(Protocol):
+    """A callback that a restore gives its saved state back to."""
+
+    def set_state(self, state: Any, /) -> None:
+        """Load what ``get_state()`` returned."""
+        ...
+
 
 CHECKPOINT_FILE = "algorithm_state.msgpack"
 CHECKPOINT_VERSION = 2
@@ -199,15 +223,14 @@ def callback_states(callbacks: tuple[object, ...]) -> list[dict[str, Any]]:
     """Return each callback's ``get_state()`` (None without one), tagged with its class."""
     states = []
     for cb in callbacks:
-        get_state = getattr(cb, "get_state", None)
-        state = get_state() if get_state is not None else None
+        state = cb.get_state() if isinstance(cb, SavesState) else None
         states.append({"class": type(cb).__qualname__, "state": state})
     return states
 
 
 def pair_callback_states(
     callbacks: tuple[object, ...], states: list[dict[str, Any]]
-) -> list[tuple[Any, Any]]:
+) -> list[tuple[LoadsState, Any]]:
     """Pair each callback that has a ``set_state`` with the saved state of its class.
 
     Saved states go to callbacks of the same class in order; None states are left out.
@@ -215,12 +238,12 @@ def pair_callback_states(
     by_class: dict[str, list[Any]] = {}
     for record in states:
         by_class.setdefault(record["class"], []).append(record["state"])
-    pairs = []
+    pairs: list[tuple[LoadsState, Any]] = []
     for cb in callbacks:
         saved = by_class.get(type(cb).__qualname__)
         if saved:
             state = saved.pop(0)
-            if state is not None and getattr(cb, "set_state", None) is not None:
+            if state is not None and isinstance(cb, LoadsState):
                 pairs.append((cb, state))
     return pairs
 

@@ -31,6 +31,7 @@ from hookbus.metrics import MetricsLogger
 from .._rl_module import Stateful
 from ._checkpoint import (
     CHECKPOINT_FILE,
+    SavesState,
     callback_states,
     config_from_record,
     config_record,
@@ -174,9 +175,9 @@ def _parts(algo: Checkpointed, state: dict[str, Any]) -> list[_Part]:
 
 
 def _getter(callback: object) -> Callable[[], Any]:
-    get_state = getattr(callback, "get_state", None)
-    if get_state is None:  # set_state only: nothing to roll back to
+    if not isinstance(callback, SavesState):  # set_state only: nothing to roll back to
         return lambda: None
+    get_state = callback.get_state
 
     def snapshot() -> Any:
         # A user's get_state may hand out its live containers; its set_state may then fill
