@@ -176,8 +176,12 @@ class Algorithm:
             update_index=update_index,
         )
 
-    def _learner_hooks_wanted(self) -> bool:
-        """Tell whether a learner hook has subscribers (else updates publish nothing)."""
+    def learner_hooks_wanted(self) -> bool:
+        """Tell whether a learner hook has subscribers (else updates publish nothing).
+
+        An algorithm that runs many updates per iteration (DQN) may then run them all in
+        one worker-thread hop instead of one ``update_learner()`` each.
+        """
         return self._updates.hooks_wanted()
 
     # --- acting -----------------------------------------------------------------------------

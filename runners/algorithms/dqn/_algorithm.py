@@ -246,7 +246,7 @@ class DQN(Algorithm):
             self._num_env_steps_sampled += steps
             n = self._updates_owed(steps)
             if n:
-                if self._learner_hooks_wanted():
+                if self.learner_hooks_wanted():
                     # One hop per update, each between its hooks (on the event loop).
                     await self._learn_published(n, num_updates, totals)
                 else:
