@@ -9,6 +9,7 @@ from ._codec import (
     msgpack_decoder as msgpack_decoder,
     msgpack_encoder as msgpack_encoder,
 )
+from ._public import publish_names
 
 __all__ = (
     "CodecError",
@@ -21,6 +22,5 @@ __all__ = (
 )
 
 # Defined in the private _codec module; users should see this one.
-for _name in __all__:
-    globals()[_name].__module__ = __name__
-del _name
+publish_names(__name__, globals(), __all__, home="hookbus.events")
+del publish_names

@@ -1,6 +1,7 @@
 """The microkernel: a typed async bus with ordered subscriber chains, streams and plugins."""
 
 from hookbus.events import HookbusError as HookbusError
+from hookbus.events._public import publish_names
 
 from ._agent_events import (
     apply_reset as apply_reset,
@@ -8,12 +9,7 @@ from ._agent_events import (
     reset_agents as reset_agents,
     step_agents as step_agents,
 )
-from ._bus import (
-    Bus as Bus,
-    BusStatistics as BusStatistics,
-    Dispatcher as Dispatcher,
-    HookbusWarning as HookbusWarning,
-)
+from ._bus import Bus as Bus, BusStatistics as BusStatistics, Dispatcher as Dispatcher
 from ._callback import Callback as Callback
 from ._checks import check_callbacks as check_callbacks
 from ._control import CONTROL_HOOKS as CONTROL_HOOKS, Control as Control
@@ -21,13 +17,15 @@ from ._episode import Episode as Episode, SingleAgentEpisode as SingleAgentEpiso
 from ._errors import (
     BusClosedError as BusClosedError,
     ConfigError as ConfigError,
+    HookbusWarning as HookbusWarning,
     LifecycleError as LifecycleError,
     RecordingError as RecordingError,
 )
 from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
-from ._hooks import LIVE_ARGS as LIVE_ARGS
+from ._hooks import LIVE_ARGS as LIVE_ARGS, OPTIONAL_LIVE_ARGS as OPTIONAL_LIVE_ARGS
 from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
 from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
+from ._options import BusOptions as BusOptions
 from ._order import ChainEntry as ChainEntry, ChainExplanation as ChainExplanation
 from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as available_plugins
 from ._publisher import Publisher as Publisher
@@ -44,9 +42,11 @@ __all__ = (
     "CONTROL_HOOKS",
     "LIVE_ARGS",
     "MAX_FRAME_SIZE",
+    "OPTIONAL_LIVE_ARGS",
     "PLUGIN_GROUP",
     "Bus",
     "BusClosedError",
+    "BusOptions",
     "BusStatistics",
     "Callback",
     "ChainEntry",
@@ -84,8 +84,5 @@ __all__ = (
 
 # Objects report this package as their module (for docs and reprs), not the private
 # module that defines them.
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith(__name__ + "._"):
-        _obj.__module__ = __name__
-del _name, _obj
+publish_names(__name__, globals(), __all__)
+del publish_names

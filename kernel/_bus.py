@@ -12,25 +12,19 @@ from hookbus.events import HOOKS, BaseEvent
 from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
 from ._chain import Handler, describe
 from ._chains import ChainTable
-from ._checks import (
-    as_list,
-    check_callback,
-    check_handler,
-    check_on_error,
-    check_quarantine_after,
-    checked_callbacks,
-)
+from ._checks import as_list, check_callback, check_handler, checked_callbacks
 from ._control import Control
 from ._dispatcher import Dispatcher
-from ._errors import BusClosedError, ConfigError, HookbusWarning
+from ._errors import BusClosedError, ConfigError
 from ._hooks import event_type_for, hook_name
+from ._options import BusOptions, check_on_error
 from ._order import ChainExplanation, placement
 from ._plugins import load_plugins
 from ._services import ServiceRegistry
 from ._stats import BusStatistics, Timings, check_seconds
 from ._stream import EventStream
 
-__all__ = ("Bus", "BusStatistics", "Dispatcher", "HookbusWarning")  # the warning: its old home
+__all__ = ("Bus", "BusStatistics", "Dispatcher")
 
 
 class Bus:
@@ -38,15 +32,12 @@ class Bus:
 
     Takes the arguments of ``config.callbacks(...)``: ``callbacks_class`` (a Callback class or
     instance, or a list of them), one keyword per hook with a callable or a list of them
-    (``on_episode_end=[f, g]``), ``on_error`` (``"raise"``, ``"log"``, ``"collect"`` or
-    ``"quarantine"``: docs/errors.md) and ``plugins`` (True for every installed plugin, or a
-    list of their names); also ``quarantine_after`` (failures before a handler under
-    ``"quarantine"`` is unsubscribed), ``statistics`` (True: time every handler, for
-    ``statistics().handlers``), ``deadline`` (seconds: the default of every handler) and
-    ``watchdog`` (seconds: log a warning for any handler call that runs longer). Each
-    hook's chain is: the classes' handlers in order (plugins after the given classes), then
-    the callables in order, then handlers added with ``subscribe()`` in the order added,
-    then streams (unless ordering constraints say otherwise: docs/subscribing.md).
+    (``on_episode_end=[f, g]``), and the options of ``BusOptions`` (``on_error``,
+    ``plugins``, ``quarantine_after``, ``statistics``, ``deadline``, ``watchdog``), which
+    says what each does; ``bus.options`` keeps them. Each hook's chain is: the classes'
+    handlers in order (plugins after the given classes), then the callables in order, then
+    handlers added with ``subscribe()`` in the order added, then streams (unless ordering
+    constraints say otherwise: docs/subscribing.md).
     """
 
     def __init__(
@@ -61,18 +52,16 @@ class Bus:
         watchdog: float | None = None,
         **hook_callables: Any,
     ) -> None:
-        check_on_error(on_error)
-        check_quarantine_after(quarantine_after)
+        self.options = options = BusOptions.pick(locals())
+        """The bus's options (as given, checked)."""
         timings = Timings(
-            statistics=bool(statistics),
-            deadline=check_seconds(deadline, "deadline"),
-            watchdog=check_seconds(watchdog, "watchdog"),
+            statistics=options.statistics, deadline=options.deadline, watchdog=options.watchdog
         )
-        plugin_classes = load_plugins(plugins)
+        plugin_classes = load_plugins(options.plugins)
         for cls in plugin_classes:  # checked before any of the given classes is instantiated
             check_callback(cls, f"plugin {cls.__qualname__}")
         self._chains = ChainTable(
-            on_error=on_error, quarantine_after=quarantine_after, timings=timings
+            on_error=options.on_error, quarantine_after=options.quarantine_after, timings=timings
         )
         self._dispatchers = self._chains.dispatchers
         self._closed = False

@@ -39,6 +39,7 @@ from typing import Any
 
 from ._control import CONTROL_HOOKS, Control, merge, refuse
 from ._errors import ConfigError
+from ._hooks import OPTIONAL_LIVE_ARGS
 
 __all__ = ("SAMPLE_EVERY", "ChainTiming", "Handler", "compile_chain", "is_async_callable")
 
@@ -81,6 +82,7 @@ class Handler:
     priority: int = 0
     on_error: str | None = None  # None: the bus's policy (``_policy``)
     deadline: float | None = None  # seconds; None: the bus's (``_stats``)
+    skips: frozenset[str] = frozenset()  # OPTIONAL_LIVE_ARGS it cannot take: not passed
 
     @classmethod
     def of(
@@ -95,7 +97,7 @@ class Handler:
         on_error: str | None = None,
         deadline: float | None = None,
     ) -> Handler:
-        """Describe ``fn``, deciding once whether it is async."""
+        """Describe ``fn``, deciding once whether it is async and which arguments it skips."""
         return cls(
             fn,
             describe(fn),
@@ -107,7 +109,20 @@ class Handler:
             priority,
             on_error,
             deadline,
+            _skipped(fn),
         )
+
+
+def _skipped(fn: Callable[..., Any]) -> frozenset[str]:
+    """Return the optional live arguments ``fn`` has no parameter for (and no ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: pass everything, as ever
+        return frozenset()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return frozenset()
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return OPTIONAL_LIVE_ARGS - named
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +237,11 @@ def _function(
     reports, when a handler's exception or a cancellation leaves the chain, the index it
     stopped at (``_cut``); ``compile_chain`` adds its publish counter (``_tick``).
     """
-    kwargs_all = ", ".join(["event=event", *(f"{a}={a}" for a in live_args)])
+
+    def kwargs(h: Handler) -> str:
+        # Every live argument, but for the optional ones the handler has no parameter for.
+        return ", ".join(["event=event", *(f"{a}={a}" for a in live_args if a not in h.skips)])
+
     # A handler's result is looked at only when it is not None (one comparison per call;
     # bench/dispatch.py): a sync wrapper (a decorator, a lambda) around an async function
     # returns a coroutine that would otherwise never run, silently; and a handler of a
@@ -232,7 +251,7 @@ def _function(
     look = "(_c := _control({i}, _r, _c))" if controls else "_sync({i}, _r)"
     calls = []
     for i, h in enumerate(handlers):
-        call = f"h{i}({kwargs_all if h.takes_live else 'event'})"
+        call = f"h{i}({kwargs(h) if h.takes_live else 'event'})"
         if h.is_async and not controls:
             # An awaited result can hold no coroutine, and this hook takes no Control: not
             # looking keeps async chains (the async step path) as cheap as before.

@@ -3,38 +3,32 @@
 Everything here runs at registration (``Bus(...)``, ``bus.add_callbacks``, ``bus.subscribe``,
 ``config.callbacks(...)``), so the publish path stays as compiled in ``_chain``. A handler is
 called with keyword arguments only: ``event`` and its hook's live arguments (``LIVE_ARGS``),
-every one of them, every time. So a handler must either name them all or take ``**kwargs``,
-and may require nothing else; a required positional-only parameter can never be filled.
+every one of them, every time (an optional one, ``OPTIONAL_LIVE_ARGS``, only if it names it).
+So a handler must either name them all (the optional ones aside) or take ``**kwargs``, and
+may require nothing else; a required positional-only parameter can never be filled.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from hookbus.events import HOOKS
 
 from ._callback import Callback, overridden_hooks
 from ._chain import describe
 from ._errors import ConfigError
-from ._hooks import LIVE_ARGS, hook_name
-from ._plugins import check_plugin_selection
+from ._hooks import LIVE_ARGS, OPTIONAL_LIVE_ARGS, hook_name
+from ._options import BusOptions
 
 __all__ = (
-    "ON_ERROR_POLICIES",
-    "OnError",
     "as_list",
     "check_callback",
     "check_callbacks",
     "check_handler",
-    "check_on_error",
-    "check_quarantine_after",
     "checked_callbacks",
 )
-
-OnError = Literal["raise", "log", "collect", "quarantine"]
-ON_ERROR_POLICIES: tuple[OnError, ...] = ("raise", "log", "collect", "quarantine")
 
 _BY_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -56,34 +50,12 @@ def check_callbacks(
     Takes what ``Bus(...)`` and ``config.callbacks(...)`` take. Classes are checked without
     being instantiated and plugins without being imported, so this has no side effects.
     """
-    check_on_error(on_error)
-    check_quarantine_after(quarantine_after)
-    for what, seconds in (("deadline", deadline), ("watchdog", watchdog)):
-        if seconds is not None and (
-            isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0
-        ):
-            raise ConfigError(f"{what} must be None or a number of seconds > 0, got {seconds!r}")
-    check_plugin_selection(plugins)
+    BusOptions.pick(locals())  # the options' checks
     for name, value in hook_callables.items():
         hook = hook_name(name)
         for fn in as_list(value):
             check_handler(fn, hook)
     checked_callbacks(callbacks_class)
-
-
-def check_on_error(on_error: object) -> None:
-    """Raise ConfigError unless ``on_error`` is one of ``ON_ERROR_POLICIES``."""
-    if on_error not in ON_ERROR_POLICIES:
-        raise ConfigError(
-            f"unknown on_error policy {on_error!r}; allowed: "
-            + ", ".join(repr(p) for p in ON_ERROR_POLICIES)
-        )
-
-
-def check_quarantine_after(n: object) -> None:
-    """Raise ConfigError unless ``n`` (failures before quarantine) is an int >= 1."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"quarantine_after must be an int >= 1, got {n!r}")
 
 
 def check_handler(fn: object, hook: str) -> Callable[..., Any]:
@@ -206,7 +178,7 @@ def _mismatch(params: list[inspect.Parameter], given: tuple[str, ...], hook: str
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return ""
     taken = {p.name for p in params if p.kind in _BY_KEYWORD}
-    missing = [arg for arg in given if arg not in taken]
+    missing = [arg for arg in given if arg not in taken and arg not in OPTIONAL_LIVE_ARGS]
     if missing:
         return f"it has no **kwargs and no parameter for {', '.join(map(repr, missing))}"
     return ""

@@ -8,7 +8,7 @@ from hookbus.events import HOOKS, BaseEvent
 
 from ._errors import ConfigError
 
-__all__ = ("LIVE_ARGS", "event_type_for", "hook_name")
+__all__ = ("LIVE_ARGS", "OPTIONAL_LIVE_ARGS", "event_type_for", "hook_name")
 
 _EPISODE_ARGS = ("episode", "env_runner", "metrics_logger", "env", "rl_module", "env_index")
 
@@ -16,7 +16,7 @@ _LEARNER_ARGS = ("algorithm", "learner", "module", "batch", "metrics_logger")
 
 LIVE_ARGS: dict[str, tuple[str, ...]] = {
     "on_algorithm_init": ("algorithm", "metrics_logger"),
-    "on_train_result": ("algorithm", "metrics_logger", "result"),
+    "on_train_result": ("algorithm", "metrics_logger", "result", "draft"),
     "on_evaluate_start": ("algorithm", "metrics_logger"),
     "on_evaluate_end": ("algorithm", "metrics_logger", "evaluation_metrics"),
     "on_checkpoint_loaded": ("algorithm", "metrics_logger"),
@@ -37,6 +37,11 @@ LIVE_ARGS: dict[str, tuple[str, ...]] = {
     "on_postprocess_trajectory": ("episode", "env_runner", "metrics_logger"),
 }
 """Hook name to the keyword arguments (besides ``event``) its handlers receive, in order."""
+
+OPTIONAL_LIVE_ARGS = frozenset({"draft"})
+"""Live arguments added after SPEC.md's table: a handler gets one only if it names it or
+takes ``**kwargs``, so a handler that names every other argument of its hook (and has no
+``**kwargs``) keeps working when one is added."""
 
 assert LIVE_ARGS.keys() == HOOKS.keys(), "every hook needs its live arguments"
 

@@ -23,9 +23,9 @@ from hookbus.events import (
 )
 from hookbus.metrics import MetricsLogger
 
-from ._bus import Bus, HookbusWarning
+from ._bus import Bus
 from ._episode import Episode
-from ._errors import ConfigError
+from ._errors import ConfigError, HookbusWarning
 from ._hooks import LIVE_ARGS, hook_name
 from ._multi_agent_episode import MultiAgentEpisode
 from ._read import read_recording

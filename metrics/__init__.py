@@ -7,7 +7,9 @@ from ._stats import Stats as Stats
 
 __all__ = ("MetricsLogger", "Stats", "results")
 
-# Public objects report the public module, not the private one they are defined in.
+# Public objects report the public module, not the private one they are defined in. The
+# other packages share one helper for this (events/_public.py); metrics imports nothing of
+# ours (SPEC.md, Layout), so it keeps these four lines.
 for _name in __all__:
     _obj = globals()[_name]
     if getattr(_obj, "__module__", "").startswith(__name__ + "._"):

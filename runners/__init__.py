@@ -1,5 +1,6 @@
 """Publishers: EnvRunners stepping gymnasium envs, the Algorithm, and numpy learners."""
 
+from hookbus.events._public import publish_names
 from hookbus.kernel import (
     Episode as Episode,
     MultiAgentEpisode as MultiAgentEpisode,
@@ -12,7 +13,13 @@ from ._exploration import (
     SoftQ as SoftQ,
     StochasticSampling as StochasticSampling,
 )
-from .algorithm import Algorithm as Algorithm
+from ._rl_module import MultiRLModule as MultiRLModule, RLModule as RLModule
+from .algorithm import (
+    Algorithm as Algorithm,
+    Learner as Learner,
+    MultiLearner as MultiLearner,
+    ResultDraft as ResultDraft,
+)
 from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
     MultiAgentModule as MultiAgentModule,
@@ -79,19 +86,24 @@ __all__ = (
     "EpsilonGreedy",
     "InlineEnvRunner",
     "JsonLogger",
+    "Learner",
     "MultiAgentCartPole",
     "MultiAgentEnv",
     "MultiAgentEpisode",
     "MultiAgentLearner",
     "MultiAgentModule",
+    "MultiLearner",
+    "MultiRLModule",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",
     "PolicySpec",
     "PrioritizedReplayBuffer",
     "ProcessEnvRunner",
+    "RLModule",
     "RemoteError",
     "ReplayBuffer",
+    "ResultDraft",
     "SampleSummary",
     "SingleAgentEpisode",
     "SoftQ",
@@ -106,9 +118,5 @@ __all__ = (
 
 # Objects report this package as their module (for docs and reprs), not the private
 # module below it that defines them.
-for _name in __all__:
-    _obj = globals()[_name]
-    _module = getattr(_obj, "__module__", "")
-    if _module.startswith(__name__ + ".") and "._" in _module[len(__name__) :]:
-        _obj.__module__ = __name__
-del _name, _obj, _module
+publish_names(__name__, globals(), __all__)
+del publish_names

@@ -7,9 +7,13 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import gymnasium as gym
 import numpy as np
+from numpy.typing import NDArray
 
 from hookbus.kernel import ConfigError
+
+from ._rl_module import ActionDistInputs, QValues, RLModule
 
 __all__ = (
     "EXPLORATIONS",
@@ -21,13 +25,21 @@ __all__ = (
     "make_exploration",
 )
 
+_Values = Callable[[NDArray[Any]], NDArray[Any]]
+"""A module's method giving action values for observations (SoftQ's)."""
+
 
 class Exploration(Protocol):
     """Choose actions for a batch of observations."""
 
     def get_actions(
-        self, module: Any, obs: Any, rng: np.random.Generator, timestep: int, explore: bool
-    ) -> Any:
+        self,
+        module: RLModule,
+        obs: NDArray[Any],
+        rng: np.random.Generator,
+        timestep: int,
+        explore: bool,
+    ) -> NDArray[Any]:
         """Return one action per row of ``obs``; ``timestep`` counts the runner's env steps."""
         ...
 
@@ -40,7 +52,7 @@ class StochasticSampling:
     softmax(Q) (RLlib's Categorical over the Q-values), i.e. ``SoftQ`` at temperature 1.
     """
 
-    def __init__(self, action_space: Any, *, random_timesteps: int = 0) -> None:
+    def __init__(self, action_space: gym.Space[Any], *, random_timesteps: int = 0) -> None:
         if isinstance(random_timesteps, bool) or not isinstance(random_timesteps, int):
             raise ConfigError(f"random_timesteps must be an int >= 0, got {random_timesteps!r}")
         if random_timesteps < 0:
@@ -49,8 +61,13 @@ class StochasticSampling:
         self.random_timesteps = random_timesteps
 
     def get_actions(
-        self, module: Any, obs: Any, rng: np.random.Generator, timestep: int, explore: bool
-    ) -> Any:
+        self,
+        module: RLModule,
+        obs: NDArray[Any],
+        rng: np.random.Generator,
+        timestep: int,
+        explore: bool,
+    ) -> NDArray[Any]:
         """Sample, act greedily, or (early on) act at random."""
         if not explore:
             return module.forward_inference(obs)
@@ -75,7 +92,7 @@ class EpsilonGreedy:
 
     def __init__(
         self,
-        action_space: Any,
+        action_space: gym.Space[Any],
         *,
         initial_epsilon: float = 1.0,
         final_epsilon: float = 0.05,
@@ -104,8 +121,13 @@ class EpsilonGreedy:
         return self.initial_epsilon + frac * (self.final_epsilon - self.initial_epsilon)
 
     def get_actions(
-        self, module: Any, obs: Any, rng: np.random.Generator, timestep: int, explore: bool
-    ) -> Any:
+        self,
+        module: RLModule,
+        obs: NDArray[Any],
+        rng: np.random.Generator,
+        timestep: int,
+        explore: bool,
+    ) -> NDArray[Any]:
         """Return greedy actions, each replaced by a random one with probability epsilon."""
         if not explore:
             return module.forward_inference(obs)
@@ -120,7 +142,7 @@ class EpsilonGreedy:
             actions[chose_random] = self._random(rng, k)
         return actions
 
-    def _random(self, rng: np.random.Generator, n: int) -> Any:
+    def _random(self, rng: np.random.Generator, n: int) -> NDArray[Any]:
         if self._discrete is None:
             return random_actions(self.action_space, n)
         start, count = self._discrete
@@ -136,7 +158,7 @@ class SoftQ:
     greedily (``module.forward_inference``). Discrete action spaces only.
     """
 
-    def __init__(self, action_space: Any, *, temperature: float = 1.0) -> None:
+    def __init__(self, action_space: gym.Space[Any] | None, *, temperature: float = 1.0) -> None:
         number = isinstance(temperature, int | float) and not isinstance(temperature, bool)
         if not (number and 0 < temperature < math.inf):
             raise ConfigError(f"SoftQ temperature must be a number > 0, got {temperature!r}")
@@ -149,35 +171,46 @@ class SoftQ:
         self.action_space = action_space
         self.temperature = float(temperature)
         self._start = 0 if discrete is None else discrete[0]
+        # The module last seen and its values method, found once (not per step).
+        self._values: tuple[RLModule, _Values] | None = None
 
     def get_actions(
-        self, module: Any, obs: Any, rng: np.random.Generator, timestep: int, explore: bool
-    ) -> Any:
+        self,
+        module: RLModule,
+        obs: NDArray[Any],
+        rng: np.random.Generator,
+        timestep: int,
+        explore: bool,
+    ) -> NDArray[Any]:
         """Sample from softmax(values / temperature), or act greedily without ``explore``."""
         if not explore:
             return module.forward_inference(obs)
-        values = np.asarray(_action_values(module, obs), dtype=np.float64)
+        known = self._values
+        if known is None or known[0] is not module:
+            known = self._values = (module, _action_values(module))
+        values = np.asarray(known[1](obs), dtype=np.float64)
         # Shift so that the best action's logit is 0: as the temperature goes to 0 the others
         # go to -inf (never inf - inf = nan), so the sample becomes the argmax.
         logits = (values - values.max(axis=1, keepdims=True)) / self.temperature
         # Gumbel-max: argmax(logits + Gumbel noise) is a sample of softmax(logits).
         logits += rng.gumbel(size=logits.shape)
-        actions = logits.argmax(axis=1)
+        actions: NDArray[np.intp] = logits.argmax(axis=1)
         return actions + self._start if self._start else actions
 
 
-def _action_values(module: Any, obs: Any) -> Any:
-    for name in ("q_values", "action_dist_inputs"):
-        fn = getattr(module, name, None)
-        if fn is not None:
-            return fn(obs)
+def _action_values(module: RLModule) -> _Values:
+    """Return the method that gives ``module``'s action values: Q-values, else logits."""
+    if isinstance(module, QValues):
+        return module.q_values
+    if isinstance(module, ActionDistInputs):
+        return module.action_dist_inputs
     raise ConfigError(
         f"SoftQ needs a module with q_values(obs) or action_dist_inputs(obs); "
         f"{type(module).__name__} has neither"
     )
 
 
-def _discrete(action_space: Any) -> tuple[int, int] | None:
+def _discrete(action_space: gym.Space[Any] | None) -> tuple[int, int] | None:
     """Return (start, n) of a Discrete space, or None for any other space."""
     n = getattr(action_space, "n", None)
     if n is None or np.ndim(n) != 0:
@@ -196,7 +229,7 @@ def _check_count(name: str, value: object) -> None:
         raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
 
 
-def random_actions(action_space: Any, n: int) -> Any:
+def random_actions(action_space: gym.Space[Any], n: int) -> NDArray[Any]:
     """Return ``n`` uniformly random actions of a single-env action space."""
     return np.asarray([action_space.sample() for _ in range(n)])
 
@@ -209,7 +242,7 @@ EXPLORATIONS: dict[str, Callable[..., Exploration]] = {
 """The exploration types by name (``exploration_config={"type": name, ...}``)."""
 
 
-def check_exploration_config(config: Any) -> None:
+def check_exploration_config(config: object) -> None:
     """Raise ConfigError unless ``config`` names a known type with settings it takes."""
     if not isinstance(config, dict) or "type" not in config:
         raise ConfigError(
@@ -233,7 +266,7 @@ def check_exploration_config(config: Any) -> None:
             )
 
 
-def make_exploration(config: dict[str, Any], action_space: Any) -> Exploration:
+def make_exploration(config: dict[str, Any], action_space: gym.Space[Any]) -> Exploration:
     """Build the exploration ``config`` describes for a single-env ``action_space``."""
     check_exploration_config(config)
     settings = {k: v for k, v in config.items() if k != "type"}

@@ -1,14 +1,16 @@
 """Plug your own learner into an Algorithm: hill climbing on a linear CartPole policy.
 
-A learner is any class built as ``Learner(config, observation_space, action_space)`` with a
-``module`` (``forward_exploration(obs, rng)`` / ``forward_inference(obs)`` /
-``get_state()`` / ``set_state()``), ``update(episodes) -> dict`` of stats, and
-``get_state()`` / ``set_state()`` for checkpoints.
+A learner is any class built as ``Learner(config, observation_space, action_space)`` that
+fits the ``hookbus.runners.Learner`` Protocol: a ``module`` (an ``RLModule``:
+``forward_exploration(obs, rng)`` / ``forward_inference(obs)`` / ``get_state()`` /
+``set_state()``), ``update(episodes) -> dict`` of stats, and ``get_state()`` /
+``set_state()`` for checkpoints. Nothing needs subclassing; the two checks at the end let
+mypy confirm the fit.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +65,13 @@ class HillClimbing:
     def set_state(self, state: dict[str, Any]) -> None:
         self.best_weights, self.best_return = state["best"], state["best_return"]
         self.module.set_state(state["module"])
+
+
+if TYPE_CHECKING:  # mypy checks that the classes fit hookbus's Protocols
+    from hookbus.runners import Learner, RLModule
+
+    _module: type[RLModule] = LinearPolicy
+    _learner: type[Learner[list[Any]]] = HillClimbing
 
 
 if __name__ == "__main__":

@@ -2,6 +2,24 @@
 
 from ._algorithm import Algorithm as Algorithm
 from ._checkpoint import StoredConfig as StoredConfig, read_stored_config as read_stored_config
+from ._learner import (
+    AnyLearner as AnyLearner,
+    Learner as Learner,
+    MultiLearner as MultiLearner,
+)
+from ._learning import LearnerSettings as LearnerSettings, Spaces as Spaces
+from ._results import ResultDraft as ResultDraft
 from ._structure import check_structure as check_structure
 
-__all__ = ("Algorithm", "StoredConfig", "check_structure", "read_stored_config")
+__all__ = (
+    "Algorithm",
+    "AnyLearner",
+    "Learner",
+    "LearnerSettings",
+    "MultiLearner",
+    "ResultDraft",
+    "Spaces",
+    "StoredConfig",
+    "check_structure",
+    "read_stored_config",
+)

@@ -1,14 +1,23 @@
-"""The Algorithm: sets up runners and a learner, trains, publishes the Algorithm hooks."""
+"""The Algorithm: sets up runners and a learner, trains, publishes the Algorithm hooks.
+
+The class is the public surface (RLlib's names, sync twins, checkpoints, accessors), so it
+is longer than most modules here; each method is a few lines over a collaborator it
+composes: ``SyncFacade`` (``_facade``), ``LearnerUpdates`` (``_learning``), the result
+(``_results``), checkpoint state (``_state``) and ``Evaluation`` (``_evaluation``).
+"""
 
 from __future__ import annotations
 
 import functools
 import os
+import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self, TypeVar
 
 import anyio
+import gymnasium as gym
 
 from hookbus.events import (
     AlgorithmInit,
@@ -16,29 +25,30 @@ from hookbus.events import (
     TrainResult,
 )
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
-from hookbus.metrics import MetricsLogger, results
+from hookbus.metrics import MetricsLogger
 
 from .._errors import AlgorithmStateError
-from .._loop import LoopThread, in_event_loop
-from ..config import AlgorithmConfig
-from ..env_runner import make_bus
-from ..envs import TaskSettableEnv
+from .._loop import in_event_loop
+from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
+from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
+from ..envs import EnvContext, TaskSettableEnv
 from ..fleet import EnvRunnerGroup
-from ._checkpoint import config_from_record, read_checkpoint, write_checkpoint
+from ._checkpoint import read_checkpoint, write_checkpoint
 from ._evaluation import Evaluation
-from ._facade import SyncFacade
-from ._learning import LearnerHost
-from ._results import apply_changes, assemble_result, callback_counts
-from ._state import load_state, saved_state
+from ._facade import SyncFacade, in_loop_error
+from ._learner import AnyLearner, Learner, MultiLearner
+from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings, make_learner
+from ._lifecycle import Lifecycle
+from ._results import CONTROL_KEY, ResultDraft, assemble_result, callback_counts, control_entry
+from ._state import build_restored, load_state, saved_state
 from ._structure import check_structure
 
-__all__ = ("CONTROL_KEY", "Algorithm")
+__all__ = ("Algorithm",)
 
-CONTROL_KEY = "control"
-_NO_CONTROL = Control()
+B = TypeVar("B")
 
 
-class Algorithm(LearnerHost, SyncFacade):
+class Algorithm:
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -53,17 +63,16 @@ class Algorithm(LearnerHost, SyncFacade):
 
     def __init__(self, config: AlgorithmConfig[Any], *, bus: Bus | None = None) -> None:
         self.config = config
-        # A bus given inside a running loop belongs to that loop's code: only async use then.
-        self._caller_loop = bus is not None and in_event_loop()
         self._owns_bus = bus is None
         self.bus = make_bus(config, bus)
         """The bus this Algorithm publishes to (shared with its inline runners)."""
         self.metrics = MetricsLogger()
         """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""
         self.training_iteration = 0
-        self.learner: Any = None
+        self._learner: AnyLearner | None = None
         self._env_runner_group: EnvRunnerGroup | None = None
         self._evaluation: Evaluation | None = None  # built only when something evaluates
+        self._lifecycle = Lifecycle.BUILT
         # Sync handlers of the hooks published between steps run in a worker thread, so
         # they may call sync facades (group.foreach_env, algorithm.save_to_path).
         self._publisher = Publisher(
@@ -73,16 +82,29 @@ class Algorithm(LearnerHost, SyncFacade):
             algorithm=self,
             metrics_logger=self.metrics,
         )
-        # While on_train_result runs: the results before it and the Controls so far
-        # (``_settle_result``).
-        self._logged: dict[str, Any] | None = None
-        self._control: Control | None = None
-        self._state = "built"  # -> "ready" -> "stopped"
-        self._loop: LoopThread | None = None
+        self._updates = LearnerUpdates(self._publisher)
+        # A bus given inside a running loop belongs to that loop's code: only async use then.
+        self._sync = SyncFacade(self.asetup, caller_loop=bus is not None and in_event_loop())
         if not in_event_loop():
-            self._start_own_loop()
+            self._sync.start()
 
     # --- what subclasses provide ------------------------------------------------------------
+
+    def build_learner(
+        self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
+    ) -> Learner[Any]:
+        """Return the learner (a ``Learner``: a ``module``, ``update(batch) -> stats``,
+        ``get_state()`` and ``set_state()``). ``config.learner_class`` overrides it."""
+        raise NotImplementedError
+
+    def build_multi_agent_learner(self, spaces: Spaces) -> MultiLearner[Any]:
+        """Return the learner of one module per policy (``spaces``: module id to its
+        observation and action space), as ``MultiAgentLearner``. Algorithms that train
+        multi-agent override it."""
+        raise ConfigError(
+            f"{type(self).__name__} does not support multi-agent training yet; use PPO, or "
+            f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
+        )
 
     async def training_step(self) -> None:
         """Run one iteration: sample, update the learner, sync weights, log metrics.
@@ -107,6 +129,61 @@ class Algorithm(LearnerHost, SyncFacade):
         """
         check_structure(state, self.get_extra_state(), "extra")
 
+    # --- for subclasses: the learner --------------------------------------------------------
+
+    def learner_settings(self) -> LearnerSettings:
+        """Return the learner settings every algorithm shares: ``lr``, ``gamma``,
+        ``model_hiddens`` and ``seed`` (a fresh random one when the config sets none)."""
+        return learner_settings(self.config)
+
+    async def update_learner(
+        self,
+        batch: B,
+        *,
+        batch_size: int,
+        update_index: int = 0,
+        update: Callable[[B], Mapping[str, float]] | None = None,
+        module_id: str = DEFAULT_MODULE_ID,
+        learner: AnyLearner | None = None,
+    ) -> Mapping[str, float]:
+        """Run one learner update in a worker thread, between the learner hooks.
+
+        ``on_learner_update_start`` and ``on_learner_update_end`` run on the event loop,
+        before and after ``update(batch)`` (``learner.update`` by default) runs in a worker
+        thread, so a start handler's change to the learner (``learner.lr = x``) applies to
+        this update. Returns the update's stats. With neither hook subscribed this is just
+        the thread hop: no event, no copy of the batch or the stats.
+
+        In a multi-agent run, one call updates one module: ``module_id`` goes into the
+        events, and ``learner`` (that module's learner; ``self.learner`` by default) is
+        what handlers get as ``learner``, its ``module`` as ``module``.
+        """
+        learner = self.learner if learner is None else learner
+        if update is None:
+            if isinstance(learner, MultiLearner):
+                raise TypeError(
+                    "update_learner() updates one module: pass that module's learner "
+                    "(learner=algo.learner.learners[module_id]) and its module_id"
+                )
+            update = learner.update
+        return await self._updates.run(
+            learner,
+            update,
+            batch,
+            training_iteration=self.training_iteration + 1,  # the one in progress
+            module_id=module_id,
+            batch_size=batch_size,
+            update_index=update_index,
+        )
+
+    def learner_hooks_wanted(self) -> bool:
+        """Tell whether a learner hook has subscribers (else updates publish nothing).
+
+        An algorithm that runs many updates per iteration (DQN) may then run them all in
+        one worker-thread hop instead of one ``update_learner()`` each.
+        """
+        return self._updates.hooks_wanted()
+
     # --- acting -----------------------------------------------------------------------------
 
     def compute_single_action(
@@ -117,45 +194,48 @@ class Algorithm(LearnerHost, SyncFacade):
         Uses the local runner's exploration, so schedules such as epsilon-greedy apply.
         Multi-agent: ``policy_id`` names the policy that acts (needed with several).
         """
-        self._require("ready", "compute_single_action")
+        self._require(Lifecycle.READY, "compute_single_action")
+        runner = self.env_runner
         if policy_id is None:
-            return self.env_runner.compute_single_action(observation, explore=explore)
-        if not getattr(self.env_runner, "is_multi_agent", False):
+            return runner.compute_single_action(observation, explore=explore)
+        if not isinstance(runner, MultiAgentEnvRunner):
             raise ConfigError(f"policy_id={policy_id!r} needs a multi-agent config")
-        return self.env_runner.compute_single_action(
-            observation, explore=explore, policy_id=policy_id
-        )
+        return runner.compute_single_action(observation, explore=explore, policy_id=policy_id)
 
     # --- lifecycle --------------------------------------------------------------------------
 
     async def asetup(self) -> None:
         """Make the runners and their envs, the learner; publish ``on_algorithm_init``."""
-        if self._state != "built":
-            raise AlgorithmStateError(f"cannot set up an Algorithm that is {self._state}")
+        if self._lifecycle is not Lifecycle.BUILT:
+            raise AlgorithmStateError(f"cannot set up an Algorithm that is {self._lifecycle}")
         try:
             await self._setup()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.astop()  # end any worker process that did start
             raise
-        self._state = "ready"
+        self._lifecycle = Lifecycle.READY
         await self._publisher.publish(AlgorithmInit, algorithm=type(self).__name__)
 
     async def _setup(self) -> None:
-        if self._loop is None:  # set up by the caller's loop (async with): only async use
-            self._caller_loop = True
+        self._sync.set_up_in_caller_loop()  # unless in its own loop (then only async use)
         config = self.config
-        group = EnvRunnerGroup(config, bus=self.bus, loop=self._loop)
+        group = EnvRunnerGroup(config, bus=self.bus, loop=self._sync.loop)
         self._env_runner_group = group
-        self.learner = self._make_learner(group.local_env_runner)
-        group.set_module(self.learner.module)
+        self._learner = make_learner(
+            config,
+            group.local_env_runner,
+            build=self.build_learner,
+            build_multi_agent=self.build_multi_agent_learner,
+        )
+        group.set_module(self._learner.module)
         await group.setup()
         if config.evaluation_interval or config.evaluation_num_env_runners:
             await self._start_evaluation()
 
     async def _start_evaluation(self) -> Evaluation:
         # Kept before setup: if setup fails halfway, astop() still ends what did start.
-        self._evaluation = evaluation = Evaluation(self, self._publisher, loop=self._loop)
+        self._evaluation = evaluation = Evaluation(self, self._publisher, loop=self._sync.loop)
         await evaluation.setup()
         return evaluation
 
@@ -167,7 +247,7 @@ class Algorithm(LearnerHost, SyncFacade):
         ``result["control"]`` says what handlers asked the loop to do (stop, checkpoint,
         evaluate) and who asked: the Algorithm itself acts on none of it (docs/control.md).
         """
-        self._require("ready", "train")
+        self._require(Lifecycle.READY, "train")
         await self._restore_env_runners()
         evaluation = self._evaluation
         if evaluation is None or not evaluation.due(self.training_iteration + 1):
@@ -179,23 +259,19 @@ class Algorithm(LearnerHost, SyncFacade):
             await evaluation.evaluate()
         self.training_iteration += 1
         try:
-            result = assemble_result(self)
+            result = assemble_result(
+                self.metrics,
+                training_iteration=self.training_iteration,
+                group=self.env_runner_group,
+                evaluation=None if evaluation is None else evaluation.last,
+                callbacks=self._callback_counts(),
+            )
             # Requests made before on_train_result are in the result its handlers see;
-            # theirs are added once they have run (or when a writer settles the result).
-            self._control = self._take_control()
-            result[CONTROL_KEY] = (self._control or _NO_CONTROL).to_result()
+            # theirs are added once they have run (or when a writer settles the draft).
+            control = self._take_control()
+            result[CONTROL_KEY] = control_entry(control)
             if self._publisher.wants(TrainResult):
-                self._logged = results(self.metrics)
-                try:
-                    await self._publisher.publish(
-                        TrainResult,
-                        {"result": result},
-                        training_iteration=self.training_iteration,
-                        result=result,
-                    )
-                    self._settle_result(result)
-                finally:
-                    self._logged = None
+                await self._publish_result(result, control)
             await self._apply_env_task_fn(result)
         finally:
             # Close the iteration even if a handler raised: per-iteration sums start again
@@ -203,24 +279,25 @@ class Algorithm(LearnerHost, SyncFacade):
             self.metrics.reduce()
         return result
 
-    def _settle_result(self, result: dict[str, Any]) -> None:
-        """Bring into ``result`` what ``on_train_result`` handlers did so far.
-
-        Metrics they logged belong to this iteration's result; what they wrote into
-        ``result`` directly stays as they wrote it. So do their errors under
-        ``on_error="log"`` and their Controls. Called after the chain, and by the
-        run-directory writers, which run late in it, so that their files hold the result
-        ``train()`` returns. Does nothing outside the chain.
-        """
-        logged = self._logged
-        if logged is None:
-            return
-        now = results(self.metrics)
-        apply_changes(result, logged, now)
-        self._logged = now  # a second call adds only what changed since
-        result["callbacks"] = callback_counts(self)
-        self._control = Control.combine(self._control, self._take_control())
-        result[CONTROL_KEY] = (self._control or _NO_CONTROL).to_result()
+    async def _publish_result(self, result: dict[str, Any], control: Control | None) -> None:
+        """Publish ``on_train_result``; then bring what its handlers did into ``result``."""
+        draft = ResultDraft(
+            result,
+            self.metrics,
+            control,
+            callbacks=self._callback_counts,
+            take_control=self._take_control,
+        )
+        try:
+            await self._publisher.publish(
+                TrainResult,
+                {"result": result, "draft": draft},
+                training_iteration=self.training_iteration,
+                result=result,
+            )
+            draft.settle()
+        finally:
+            draft.close()
 
     async def _restore_env_runners(self) -> None:
         """Restart failed training runners the settings allow; announce them (RLlib's way).
@@ -242,15 +319,15 @@ class Algorithm(LearnerHost, SyncFacade):
         Publishes ``on_evaluate_start`` and ``on_evaluate_end``; the evaluation runners are
         made on the first call if the config did not ask for evaluation during training.
         """
-        self._require("ready", "evaluate")
+        self._require(Lifecycle.READY, "evaluate")
         evaluation = self._evaluation or await self._start_evaluation()
         return await evaluation.evaluate()
 
     async def astop(self) -> None:
         """Stop the runners (closing envs and workers) and, if this Algorithm made it, the bus."""
-        if self._state == "stopped":
+        if self._lifecycle is Lifecycle.STOPPED:
             return
-        self._state = "stopped"
+        self._lifecycle = Lifecycle.STOPPED
         if self._evaluation is not None:
             await self._evaluation.astop()
         if self._env_runner_group is not None:
@@ -258,8 +335,8 @@ class Algorithm(LearnerHost, SyncFacade):
         if self._owns_bus:
             self.bus.close()
 
-    async def __aenter__(self) -> Algorithm:
-        if self._state == "built":
+    async def __aenter__(self) -> Self:
+        if self._lifecycle is Lifecycle.BUILT:
             await self.asetup()
         return self
 
@@ -271,6 +348,54 @@ class Algorithm(LearnerHost, SyncFacade):
     ) -> None:
         await self.astop()
 
+    # --- the sync facade: blocking twins of the coroutines, from any thread -----------------
+
+    def train(self) -> dict[str, Any]:
+        """Run one training iteration (sync twin of ``atrain()``)."""
+        return self._sync.run(self._lifecycle, "train", "atrain", self.atrain)
+
+    def evaluate(self) -> dict[str, Any]:
+        """Run one evaluation round (sync twin of ``aevaluate()``)."""
+        return self._sync.run(self._lifecycle, "evaluate", "aevaluate", self.aevaluate)
+
+    def save_to_path(self, path: str | os.PathLike[str]) -> Path:
+        """Write a checkpoint (sync twin of ``asave_to_path()``)."""
+        return self._sync.run(
+            self._lifecycle, "save_to_path", "asave_to_path", self.asave_to_path, path
+        )
+
+    def restore_from_path(self, path: str | os.PathLike[str]) -> None:
+        """Load a checkpoint (sync twin of ``arestore_from_path()``)."""
+        self._sync.run(
+            self._lifecycle,
+            "restore_from_path",
+            "arestore_from_path",
+            self.arestore_from_path,
+            path,
+        )
+
+    def stop(self) -> None:
+        """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
+        if self._sync.loop is not None:
+            self._sync.close(self.astop)
+        elif self._lifecycle is Lifecycle.BUILT:  # never set up (built inside a loop, unused)
+            self._lifecycle = Lifecycle.STOPPED
+            if self._owns_bus:
+                self.bus.close()
+        elif self._lifecycle is not Lifecycle.STOPPED:
+            raise in_loop_error("stop", "astop")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
     # --- checkpoints ------------------------------------------------------------------------
 
     async def asave_to_path(self, path: str | os.PathLike[str]) -> Path:
@@ -280,7 +405,7 @@ class Algorithm(LearnerHost, SyncFacade):
         half-written checkpoint; the save also removes such temporary files that earlier,
         interrupted saves left in ``path``. The file carries a SHA-256 checksum.
         """
-        self._require("ready", "save_to_path")
+        self._require(Lifecycle.READY, "save_to_path")
         directory = Path(path)
         await anyio.to_thread.run_sync(write_checkpoint, directory, saved_state(self))
         return directory
@@ -293,58 +418,61 @@ class Algorithm(LearnerHost, SyncFacade):
         changes, and a part that still fails to load rolls the others back. Any failure is
         a ConfigError naming the file; the Algorithm is then as it was.
         """
-        self._require("ready", "restore_from_path")
+        self._require(Lifecycle.READY, "restore_from_path")
         state = await anyio.to_thread.run_sync(read_checkpoint, path, type(self).__name__)
         load_state(self, state, path)
         await self.env_runner_group.sync_weights(self.learner.module.get_state())
         await self._publisher.publish(CheckpointLoaded, path=str(path))
 
+    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None) -> Path:
+        """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default)."""
+        if checkpoint_dir is None:
+            checkpoint_dir = tempfile.mkdtemp(prefix=f"hookbus-{type(self).__name__.lower()}-")
+        return self.save_to_path(checkpoint_dir)
+
+    def restore(self, checkpoint_path: str | os.PathLike[str]) -> None:
+        """Load a checkpoint (RLlib's name for ``restore_from_path()``)."""
+        self.restore_from_path(checkpoint_path)
+
     @classmethod
     def from_checkpoint(
         cls, path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None = None
-    ) -> Algorithm:
+    ) -> Self:
         """Build an Algorithm from a checkpoint and restore it: ready to train or act.
 
         The checkpoint keeps the config's data settings, never code; if the config held
         code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
         A checkpoint that cannot be restored is a ConfigError; what was built is stopped.
         """
-        state = read_checkpoint(path)
-        if config is None:
-            config = config_from_record(state["config"], path)
-        name = state["algorithm"]
-        algo_class = config.algo_class
-        if getattr(algo_class, "__name__", None) != name or not (
-            isinstance(algo_class, type) and issubclass(algo_class, cls)
-        ):
-            raise ConfigError(
-                f"checkpoint {str(path)!r} holds a {name} algorithm; "
-                f"{type(config).__name__} builds {getattr(algo_class, '__name__', None)}"
-            )
-        try:
-            algorithm: Algorithm = config.build()
-        except Exception as exc:  # an env that is not registered here, a bad setting, ...
-            raise ConfigError(f"cannot build checkpoint {str(path)!r}'s {name}: {exc}") from exc
-        try:
-            algorithm.restore_from_path(path)
-        except BaseException:
-            algorithm.stop()
-            raise
-        return algorithm
+        return build_restored(cls, path, config)
 
     # --- accessors and helpers --------------------------------------------------------------
+
+    @property
+    def learner(self) -> AnyLearner:
+        """The learner (``build_learner()``'s, or ``config.learner_class``'s; set up first)."""
+        if self._learner is None:
+            raise AlgorithmStateError(_NOT_SET_UP)
+        return self._learner
+
+    @learner.setter
+    def learner(self, learner: AnyLearner) -> None:
+        self._learner = learner
+
+    @property
+    def iteration(self) -> int:
+        """The training iterations done so far (RLlib's name; ``training_iteration``)."""
+        return self.training_iteration
 
     @property
     def env_runner_group(self) -> EnvRunnerGroup:
         """The training runners: the local one and the remote ones (set up first)."""
         if self._env_runner_group is None:
-            raise AlgorithmStateError(
-                "the Algorithm is not set up yet: use `async with config.build() as algo`"
-            )
+            raise AlgorithmStateError(_NOT_SET_UP)
         return self._env_runner_group
 
     @property
-    def env_runner(self) -> Any:
+    def env_runner(self) -> EnvRunner:
         """The local EnvRunner."""
         return self.env_runner_group.local_env_runner
 
@@ -354,15 +482,23 @@ class Algorithm(LearnerHost, SyncFacade):
         return None if self._evaluation is None else self._evaluation.group
 
     @property
-    def eval_env_runner(self) -> Any:
+    def eval_env_runner(self) -> EnvRunner | None:
         """The local evaluation EnvRunner (None until something evaluates)."""
         group = self.eval_env_runner_group
         return None if group is None else group.local_env_runner
 
-    def _require(self, state: str, action: str) -> None:
-        if self._state != state:
-            hint = " (use `async with config.build() as algo`)" if self._state == "built" else ""
-            raise AlgorithmStateError(f"cannot {action}: the Algorithm is {self._state}{hint}")
+    def _require(self, lifecycle: Lifecycle, action: str) -> None:
+        if self._lifecycle is not lifecycle:
+            built = self._lifecycle is Lifecycle.BUILT
+            hint = " (use `async with config.build() as algo`)" if built else ""
+            raise AlgorithmStateError(f"cannot {action}: the Algorithm is {self._lifecycle}{hint}")
+
+    def _runner_groups(self) -> list[EnvRunnerGroup]:
+        groups = (self._env_runner_group, self.eval_env_runner_group)
+        return [group for group in groups if group is not None]
+
+    def _callback_counts(self) -> dict[str, int]:
+        return callback_counts(self.bus, self._runner_groups())
 
     def _take_control(self) -> Control | None:
         """Return every request handlers made since the last result (docs/control.md).
@@ -372,10 +508,9 @@ class Algorithm(LearnerHost, SyncFacade):
         ``on_episode_end`` and ``on_episode_step`` of every runner (in-process, worker
         process or Ray actor), training and evaluation.
         """
-        groups = (self._env_runner_group, self.eval_env_runner_group)
         return Control.combine(
             self._publisher.take_control(),
-            *(group.take_control() for group in groups if group is not None),
+            *(group.take_control() for group in self._runner_groups()),
         )
 
     async def _apply_env_task_fn(self, result: dict[str, Any]) -> None:
@@ -389,9 +524,15 @@ class Algorithm(LearnerHost, SyncFacade):
         )
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._state}, iteration {self.training_iteration}>"
+        return f"<{type(self).__name__} {self._lifecycle}, iteration {self.training_iteration}>"
 
 
-def _set_task(fn: Any, result: dict[str, Any], env: Any, env_context: Any) -> None:
+_NOT_SET_UP = "the Algorithm is not set up yet: use `async with config.build() as algo`"
+
+TaskFn = Callable[[dict[str, Any], TaskSettableEnv, EnvContext], Any]
+"""``env_task_fn(train_results, task_settable_env, env_context) -> task`` (the task: any)."""
+
+
+def _set_task(fn: TaskFn, result: dict[str, Any], env: object, env_context: EnvContext) -> None:
     if isinstance(env, TaskSettableEnv):
         env.set_task(fn(result, env, env_context))

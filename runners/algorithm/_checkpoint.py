@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -28,6 +28,8 @@ from ..config import AlgorithmConfig
 __all__ = (
     "CHECKPOINT_FILE",
     "CHECKPOINT_VERSION",
+    "LoadsState",
+    "SavesState",
     "callback_states",
     "config_from_record",
     "config_record",
@@ -37,6 +39,28 @@ __all__ = (
     "read_checkpoint",
     "write_checkpoint",
 )
+
+# A callback's state is optional (SPEC.md: a Callback *may* implement them); any object with
+# hook methods is a callback, so each method is asked for by Protocol.
+
+
+@runtime_checkable
+class SavesState(Protocol):
+    """A callback whose state checkpoints keep."""
+
+    def get_state(self) -> object:
+        """Return the callback's state (plain data)."""
+        ...
+
+
+@runtime_checkable
+class LoadsState(Protocol):
+    """A callback that a restore gives its saved state back to."""
+
+    def set_state(self, state: Any, /) -> None:
+        """Load what ``get_state()`` returned."""
+        ...
+
 
 CHECKPOINT_FILE = "algorithm_state.msgpack"
 CHECKPOINT_VERSION = 2
@@ -156,7 +180,7 @@ def _checked_body(document: dict[str, Any], file: Path) -> bytes:
     return body
 
 
-def _check_sections(state: Any, file: Path) -> None:
+def _check_sections(state: object, file: Path) -> None:
     if not isinstance(state, dict):
         raise ConfigError(f"{str(file)!r} holds {_describe(state)}, not a checkpoint state")
     missing = [name for name in SECTIONS if name not in state]
@@ -192,7 +216,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     text = repr(value)
     return f"{type(value).__name__} {text}" if len(text) <= 60 else type(value).__name__
 
@@ -201,15 +225,14 @@ def callback_states(callbacks: tuple[object, ...]) -> list[dict[str, Any]]:
     """Return each callback's ``get_state()`` (None without one), tagged with its class."""
     states = []
     for cb in callbacks:
-        get_state = getattr(cb, "get_state", None)
-        state = get_state() if get_state is not None else None
+        state = cb.get_state() if isinstance(cb, SavesState) else None
         states.append({"class": type(cb).__qualname__, "state": state})
     return states
 
 
 def pair_callback_states(
     callbacks: tuple[object, ...], states: list[dict[str, Any]]
-) -> list[tuple[Any, Any]]:
+) -> list[tuple[LoadsState, Any]]:
     """Pair each callback that has a ``set_state`` with the saved state of its class.
 
     Saved states go to callbacks of the same class in order; None states are left out.
@@ -217,12 +240,12 @@ def pair_callback_states(
     by_class: dict[str, list[Any]] = {}
     for record in states:
         by_class.setdefault(record["class"], []).append(record["state"])
-    pairs = []
+    pairs: list[tuple[LoadsState, Any]] = []
     for cb in callbacks:
         saved = by_class.get(type(cb).__qualname__)
         if saved:
             state = saved.pop(0)
-            if state is not None and getattr(cb, "set_state", None) is not None:
+            if state is not None and isinstance(cb, LoadsState):
                 pairs.append((cb, state))
     return pairs
 
@@ -241,7 +264,7 @@ class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     code: list[str]
 
 
-def config_record(config: Any) -> dict[str, Any]:
+def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
     """Describe ``config`` as plain data (a ``StoredConfig``), for ``from_checkpoint``."""
     settings: dict[str, dict[str, Any]] = {}
     code: list[str] = []
@@ -283,7 +306,7 @@ def _is_data(value: object) -> bool:
     return False
 
 
-def config_from_record(record: Any, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
+def config_from_record(record: object, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
     """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
     stored = stored_config(record, path)
     if stored.code:

@@ -27,10 +27,12 @@ from hookbus.kernel import Bus, Publisher
 from hookbus.metrics import MetricsLogger, results
 
 from .._loop import LoopThread
+from .._rl_module import Stateful
 from ..backends._base import EnvRunnerHandle
 from ..env_runner import SampleSummary
 from ..fleet import EnvRunnerGroup, gather, is_runner_failure, within
 from ._evaluation_budget import auto_steps, hand_out, units
+from ._learner import AnyLearner
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
@@ -47,13 +49,21 @@ _Outcome = SampleSummary | BaseException
 
 
 class Trainer(Protocol):
-    """What evaluation uses of the Algorithm it evaluates."""
+    """What evaluation uses of the Algorithm it evaluates (and hands to a custom function)."""
 
-    config: AlgorithmConfig[Any]
-    bus: Bus
-    metrics: MetricsLogger
-    learner: Any
     training_iteration: int
+
+    @property
+    def config(self) -> AlgorithmConfig[Any]: ...
+
+    @property
+    def bus(self) -> Bus: ...
+
+    @property
+    def metrics(self) -> MetricsLogger: ...
+
+    @property
+    def learner(self) -> AnyLearner: ...
 
 
 class Evaluation:
@@ -75,7 +85,7 @@ class Evaluation:
         self.group: EnvRunnerGroup | None = None
         self.last: dict[str, Any] | None = None
         """The latest round's metrics: ``result["evaluation"]`` of later iterations too."""
-        self._module: Any = None  # the in-process evaluation runners' module copy
+        self._module: Stateful | None = None  # the in-process evaluation runners' module copy
         self._throughput: float | None = None  # env steps per second of one runner ("auto")
         self._custom = algorithm.config.custom_evaluation_function
 
@@ -86,9 +96,9 @@ class Evaluation:
         algorithm = self.algorithm
         # Their own copy: a round running parallel to training must not see the weights
         # change under it while the learner updates (in a worker thread).
-        self._module = copy.deepcopy(algorithm.learner.module)
+        self._module = module = copy.deepcopy(algorithm.learner.module)
         self.group = EnvRunnerGroup(self.config, bus=algorithm.bus, loop=self._loop)
-        self.group.set_module(self._module)
+        self.group.set_module(module)
         await self.group.setup()
 
     async def astop(self) -> None:
@@ -126,12 +136,13 @@ class Evaluation:
 
         ``training`` is set when a parallel training step ends ("auto" duration stops then).
         """
-        algorithm, group = self.algorithm, self.group
+        algorithm, group, module = self.algorithm, self.group, self._module
         assert group is not None, "setup() comes first"
+        assert module is not None
         if weights is None:
             weights = algorithm.learner.module.get_state()
         await group.restore_and_announce(weights, self._publisher, is_evaluation=True)
-        self._module.set_state(weights)
+        module.set_state(weights)
         await group.sync_weights(weights)
         await self._publisher.publish(
             EvaluateStart, training_iteration=algorithm.training_iteration
@@ -215,7 +226,9 @@ class Evaluation:
         began: set[int] = set()  # runners that sampled this round: they go on, unreset
         summaries: list[SampleSummary] = []
         error: Exception | None = None
-        send, receive = anyio.create_memory_object_stream[tuple[Any, int, _Outcome]](math.inf)
+        send, receive = anyio.create_memory_object_stream[tuple[EnvRunnerHandle, int, _Outcome]](
+            math.inf
+        )
         with send, receive:
             async with anyio.create_task_group() as tg:
                 try:
@@ -342,9 +355,9 @@ class Evaluation:
 
 async def _deliver(
     request: Callable[[], Awaitable[_Outcome]],
-    runner: Any,
+    runner: EnvRunnerHandle,
     share: int,
-    send: anyio.abc.ObjectSendStream[tuple[Any, int, _Outcome]],
+    send: anyio.abc.ObjectSendStream[tuple[EnvRunnerHandle, int, _Outcome]],
 ) -> None:
     """Run one runner's request and send back what came of it, an exception included."""
     outcome: _Outcome

@@ -1,144 +1,87 @@
-"""The Algorithm's sync facade: blocking twins of its coroutines, from any thread."""
+"""The Algorithm's sync facade: where its blocking twins run its coroutines, from any thread."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
-
-from hookbus.kernel import Bus
+from collections.abc import Awaitable, Callable
+from typing import TypeVar, final
 
 from .._errors import AlgorithmStateError
 from .._loop import LoopThread, run_sync
+from ._lifecycle import Lifecycle
 
 __all__ = ("SyncFacade",)
 
+T = TypeVar("T")
 
+
+@final
 class SyncFacade:
-    """Give an Algorithm ``train()``, ``evaluate()``, ``stop()``, ... over its coroutines.
+    """Run an Algorithm's coroutines for sync callers (``train()``, ``evaluate()``, ...).
 
     They run on one event loop that lives as long as the Algorithm, in a daemon thread of
-    its own (``LoopThread``); that works from plain code, from a thread that runs a loop
-    of its own (a notebook) and from handlers run in worker threads. An Algorithm set up
-    in the caller's loop (``async with``, or a bus of that loop) refuses them by name.
+    its own (``loop``); that works from plain code, from a thread that runs a loop of its
+    own (a notebook) and from handlers run in worker threads. An Algorithm set up in the
+    caller's loop (``async with``, or a bus of that loop: ``caller_loop``) refuses them,
+    naming the async twin. ``setup`` sets the Algorithm up (its ``asetup``).
     """
 
-    _loop: LoopThread | None
-    _state: str
-    _caller_loop: bool
-    _owns_bus: bool
-    bus: Bus
-    training_iteration: int
+    def __init__(self, setup: Callable[[], Awaitable[None]], *, caller_loop: bool) -> None:
+        self._setup = setup
+        self.loop: LoopThread | None = None
+        """The Algorithm's own loop thread; None before it starts, or in the caller's loop."""
+        self.caller_loop = caller_loop
+        """Whether the Algorithm belongs to its caller's event loop (then only async use)."""
 
-    async def asetup(self) -> None:
-        raise NotImplementedError
-
-    async def atrain(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def aevaluate(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def asave_to_path(self, path: str | os.PathLike[str]) -> Path:
-        raise NotImplementedError
-
-    async def arestore_from_path(self, path: str | os.PathLike[str]) -> None:
-        raise NotImplementedError
-
-    async def astop(self) -> None:
-        raise NotImplementedError
-
-    def _start_own_loop(self) -> None:
-        """Set up in an event loop thread of the Algorithm's own (the sync facade's)."""
-        self._loop = LoopThread()
+    def start(self) -> None:
+        """Start the loop thread and set the Algorithm up in it."""
+        # Set before setup: the Algorithm hands the loop to its runner groups while it sets up.
+        self.loop = LoopThread()
         try:
-            self._loop.call(self.asetup)
+            self.loop.call(self._setup)
         except BaseException:
-            self._loop.close()
-            self._loop = None
+            self.loop.close()
+            self.loop = None
             raise
 
-    # --- the sync facade --------------------------------------------------------------------
+    def set_up_in_caller_loop(self) -> None:
+        """Note that the Algorithm is being set up in its caller's loop, if not in its own."""
+        if self.loop is None:
+            self.caller_loop = True
 
-    def train(self) -> dict[str, Any]:
-        """Run one training iteration (sync twin of ``atrain()``)."""
-        result: dict[str, Any] = self._sync("train", "atrain", self.atrain)
-        return result
-
-    def evaluate(self) -> dict[str, Any]:
-        """Run one evaluation round (sync twin of ``aevaluate()``)."""
-        metrics: dict[str, Any] = self._sync("evaluate", "aevaluate", self.aevaluate)
-        return metrics
-
-    def save_to_path(self, path: str | os.PathLike[str]) -> Path:
-        """Write a checkpoint (sync twin of ``asave_to_path()``)."""
-        directory: Path = self._sync("save_to_path", "asave_to_path", self.asave_to_path, path)
-        return directory
-
-    def restore_from_path(self, path: str | os.PathLike[str]) -> None:
-        """Load a checkpoint (sync twin of ``arestore_from_path()``)."""
-        self._sync("restore_from_path", "arestore_from_path", self.arestore_from_path, path)
-
-    # --- RLlib's names ---------------------------------------------------------------------
-
-    @property
-    def iteration(self) -> int:
-        """The training iterations done so far (RLlib's name; ``training_iteration``)."""
-        return self.training_iteration
-
-    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None) -> Path:
-        """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default)."""
-        if checkpoint_dir is None:
-            checkpoint_dir = tempfile.mkdtemp(prefix=f"hookbus-{type(self).__name__.lower()}-")
-        return self.save_to_path(checkpoint_dir)
-
-    def restore(self, checkpoint_path: str | os.PathLike[str]) -> None:
-        """Load a checkpoint (RLlib's name for ``restore_from_path()``)."""
-        self.restore_from_path(checkpoint_path)
-
-    def stop(self) -> None:
-        """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
-        if self._loop is None:
-            if self._state == "built":  # never set up (built inside a loop, never used)
-                self._state = "stopped"
-                if self._owns_bus:
-                    self.bus.close()
-            elif self._state != "stopped":
-                raise self._in_loop_error("stop", "astop")
-            return
-        try:
-            run_sync(self._loop, "algo.astop()", self.astop)
-        finally:
-            self._loop.close()
-            self._loop = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
+    def run(
         self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        lifecycle: Lifecycle,
+        name: str,
+        twin: str,
+        fn: Callable[..., Awaitable[T]],
+        *args: object,
+    ) -> T:
+        """Return ``await fn(*args)`` for the sync method ``name`` (async twin ``twin``).
 
-    def _sync(self, name: str, twin: str, fn: Any, *args: Any) -> Any:
-        if self._loop is None:
-            if self._state == "stopped":
+        An Algorithm built inside a running loop (a notebook cell) and first used from sync
+        code is set up here, in a loop thread of its own, as outside a loop.
+        """
+        if self.loop is None:
+            if lifecycle is Lifecycle.STOPPED:
                 raise AlgorithmStateError(f"{name}() after stop(): the Algorithm is stopped")
-            if self._caller_loop:
-                raise self._in_loop_error(name, twin)
-            # Built inside a running loop (a notebook cell) and first used from sync code:
-            # set up in a loop thread of its own, as outside a loop.
-            self._start_own_loop()
-        return run_sync(self._loop, f"algo.{twin}()", fn, *args)
+            if self.caller_loop:
+                raise in_loop_error(name, twin)
+            self.start()
+        return run_sync(self.loop, f"algo.{twin}()", fn, *args)
 
-    @staticmethod
-    def _in_loop_error(name: str, twin: str) -> AlgorithmStateError:
-        return AlgorithmStateError(
-            f"{name}() would block the event loop this Algorithm was set up in (with "
-            f"`async with` or a bus of that loop); use `await algo.{twin}()` there"
-        )
+    def close(self, astop: Callable[[], Awaitable[None]]) -> None:
+        """Run ``astop()`` in the loop thread, then end the thread."""
+        assert self.loop is not None, "close() is for an Algorithm with a loop of its own"
+        try:
+            run_sync(self.loop, "algo.astop()", astop)
+        finally:
+            self.loop.close()
+            self.loop = None
+
+
+def in_loop_error(name: str, twin: str) -> AlgorithmStateError:
+    """Return the error for sync method ``name`` of an Algorithm in its caller's loop."""
+    return AlgorithmStateError(
+        f"{name}() would block the event loop this Algorithm was set up in (with "
+        f"`async with` or a bus of that loop); use `await algo.{twin}()` there"
+    )

@@ -1,4 +1,5 @@
-"""What a checkpoint holds of an Algorithm: taking that state, and loading it all-or-nothing.
+"""What a checkpoint holds of an Algorithm: taking that state, loading it all-or-nothing, and
+building an Algorithm from a checkpoint (``Algorithm.from_checkpoint``).
 
 Loading goes in three steps, so that a failed restore leaves the Algorithm as it was:
 
@@ -22,15 +23,94 @@ import copy
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
-from hookbus.kernel import ConfigError
+from hookbus.kernel import Bus, ConfigError
 from hookbus.metrics import MetricsLogger
 
-from ._checkpoint import CHECKPOINT_FILE, callback_states, config_record, pair_callback_states
+from .._rl_module import Stateful
+from ._checkpoint import (
+    CHECKPOINT_FILE,
+    SavesState,
+    callback_states,
+    config_from_record,
+    config_record,
+    pair_callback_states,
+    read_checkpoint,
+)
 from ._structure import check_structure
 
-__all__ = ("load_state", "saved_state")
+if TYPE_CHECKING:
+    from ..config import AlgorithmConfig
+
+__all__ = ("Checkpointed", "build_restored", "load_state", "saved_state")
+
+
+class Checkpointed(Protocol):
+    """What a checkpoint holds of an Algorithm: the parts it reads, and sets on a restore."""
+
+    training_iteration: int
+
+    @property
+    def config(self) -> AlgorithmConfig[Any]: ...
+
+    @property
+    def bus(self) -> Bus: ...
+
+    @property
+    def metrics(self) -> MetricsLogger: ...
+
+    @property
+    def learner(self) -> Stateful: ...
+
+    def get_extra_state(self) -> dict[str, Any]: ...
+
+    def set_extra_state(self, state: dict[str, Any]) -> None: ...
+
+    def check_extra_state(self, state: dict[str, Any]) -> None: ...
+
+
+class Restorable(Protocol):
+    """An Algorithm as ``from_checkpoint`` uses it once built."""
+
+    def restore_from_path(self, path: str | os.PathLike[str]) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+R = TypeVar("R", bound=Restorable)
+
+
+def build_restored(
+    cls: type[R], path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None
+) -> R:
+    """Build a ``cls`` from ``config`` (by default the checkpoint's own) and restore ``path``.
+
+    ConfigError if the checkpoint holds another algorithm than ``config`` builds, or if
+    building or restoring fails; what was built is then stopped.
+    """
+    state = read_checkpoint(path)
+    if config is None:
+        config = config_from_record(state["config"], path)
+    name = state["algorithm"]
+    algo_class = config.algo_class
+    if getattr(algo_class, "__name__", None) != name or not (
+        isinstance(algo_class, type) and issubclass(algo_class, cls)
+    ):
+        raise ConfigError(
+            f"checkpoint {str(path)!r} holds a {name} algorithm; "
+            f"{type(config).__name__} builds {getattr(algo_class, '__name__', None)}"
+        )
+    try:
+        algorithm: R = config.build()
+    except Exception as exc:  # an env that is not registered here, a bad setting, ...
+        raise ConfigError(f"cannot build checkpoint {str(path)!r}'s {name}: {exc}") from exc
+    try:
+        algorithm.restore_from_path(path)
+    except BaseException:
+        algorithm.stop()
+        raise
+    return algorithm
 
 
 class _Part(NamedTuple):
@@ -42,7 +122,7 @@ class _Part(NamedTuple):
     saved: Any  # the checkpoint's value for it
 
 
-def saved_state(algo: Any) -> dict[str, Any]:
+def saved_state(algo: Checkpointed) -> dict[str, Any]:
     """Return everything a checkpoint holds of ``algo`` (``_checkpoint.SECTIONS``)."""
     return {
         "algorithm": type(algo).__name__,
@@ -55,7 +135,7 @@ def saved_state(algo: Any) -> dict[str, Any]:
     }
 
 
-def load_state(algo: Any, state: dict[str, Any], path: str | os.PathLike[str]) -> None:
+def load_state(algo: Checkpointed, state: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Load ``state`` (sections checked by ``read_checkpoint``) into ``algo``, or change nothing.
 
     Raises ConfigError naming the checkpoint file if the state does not fit ``algo`` or a
@@ -71,7 +151,7 @@ def load_state(algo: Any, state: dict[str, Any], path: str | os.PathLike[str]) -
     _apply(parts, snapshots, file)
 
 
-def _parts(algo: Any, state: dict[str, Any]) -> list[_Part]:
+def _parts(algo: Checkpointed, state: dict[str, Any]) -> list[_Part]:
     parts = [
         _Part(f"callback {type(cb).__qualname__}", _getter(cb), cb.set_state, saved)
         for cb, saved in pair_callback_states(algo.bus.callbacks, state["callbacks"])
@@ -95,9 +175,9 @@ def _parts(algo: Any, state: dict[str, Any]) -> list[_Part]:
 
 
 def _getter(callback: object) -> Callable[[], Any]:
-    get_state = getattr(callback, "get_state", None)
-    if get_state is None:  # set_state only: nothing to roll back to
+    if not isinstance(callback, SavesState):  # set_state only: nothing to roll back to
         return lambda: None
+    get_state = callback.get_state
 
     def snapshot() -> Any:
         # A user's get_state may hand out its live containers; its set_state may then fill
@@ -117,7 +197,9 @@ def _snapshot(part: _Part, file: str) -> Any:
         ) from exc
 
 
-def _check(algo: Any, state: dict[str, Any], learner_now: Any, file: str) -> None:
+def _check(
+    algo: Checkpointed, state: dict[str, Any], learner_now: dict[str, Any], file: str
+) -> None:
     checks: list[tuple[str, Callable[[], None]]] = [
         ("", lambda: check_structure(state["learner"], learner_now, "learner")),
         ("its metrics section: ", lambda: MetricsLogger().set_state(state["metrics"])),

@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ("check_structure",)
 
 
-def check_structure(value: Any, template: Any, where: str) -> None:
+def check_structure(value: object, template: object, where: str) -> None:
     """Raise ValueError naming the first place ``value`` differs in structure from ``template``.
 
     ``where`` names ``value`` in messages (``"learner"`` gives ``learner['module']['w0']``).
@@ -39,7 +39,7 @@ def check_structure(value: Any, template: Any, where: str) -> None:
         raise ValueError(f"{where} is {_kind(value)}, expected {_kind(template)}")
 
 
-def _check_mapping(value: Any, template: Mapping[Any, Any], where: str) -> None:
+def _check_mapping(value: object, template: Mapping[Any, Any], where: str) -> None:
     if not isinstance(value, Mapping):
         raise ValueError(f"{where} is {_kind(value)}, expected a dict")
     missing = [key for key in template if key not in value]
@@ -52,7 +52,7 @@ def _check_mapping(value: Any, template: Mapping[Any, Any], where: str) -> None:
         check_structure(value[key], expected, f"{where}[{key!r}]")
 
 
-def _check_array(value: Any, template: np.ndarray[Any, Any], where: str) -> None:
+def _check_array(value: object, template: np.ndarray[Any, Any], where: str) -> None:
     if not isinstance(value, np.ndarray):
         raise ValueError(f"{where} is {_kind(value)}, expected a {template.dtype} array")
     if value.shape != template.shape:
@@ -65,7 +65,7 @@ def _check_array(value: Any, template: np.ndarray[Any, Any], where: str) -> None
         )
 
 
-def _same_kind(template: Any) -> type | tuple[type, ...]:
+def _same_kind(template: object) -> type | tuple[type, ...]:
     """Return the types a value may have where the template holds ``template``."""
     if isinstance(template, bool | np.bool_):
         return (bool, np.bool_)
@@ -76,11 +76,11 @@ def _same_kind(template: Any) -> type | tuple[type, ...]:
     return type(template) if isinstance(template, str | bytes) else object
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if isinstance(value, np.ndarray):
         return f"a {value.dtype} array of shape {value.shape}"
     return f"{type(value).__name__} {value!r}" if _is_short(value) else type(value).__name__
 
 
-def _is_short(value: Any) -> bool:
+def _is_short(value: object) -> bool:
     return isinstance(value, bool | numbers.Number | str | bytes | None) and len(repr(value)) < 60

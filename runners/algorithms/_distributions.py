@@ -9,28 +9,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ._nn import Array
+from ._nn import Array, SpaceLike
 
-__all__ = ("Categorical", "DiagGaussian", "DistGrad", "SpaceLike", "make_distribution")
+__all__ = ("Categorical", "DiagGaussian", "DistGrad", "make_distribution")
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
 # Maps d loss / d logp [B] and d loss / d entropy_i, d loss / d kl_i (one number for all rows)
 # to d loss / d distribution inputs [B, n_inputs]; built by a distribution's ``terms``.
 DistGrad = Callable[[Array, float, float], Array]
-
-
-class SpaceLike(Protocol):
-    """Describe what the module reads from a gymnasium space (``.shape``; ``.n`` if Discrete)."""
-
-    @property
-    def shape(self) -> tuple[int, ...] | None:
-        """Return the shape of one element of the space."""
 
 
 def _log_softmax(logits: Array) -> Array:
@@ -133,7 +125,7 @@ class DiagGaussian:
         return logp, entropy, kl, grad
 
 
-def make_distribution(action_space: Any) -> Categorical | DiagGaussian:
+def make_distribution(action_space: SpaceLike) -> Categorical | DiagGaussian:
     n = getattr(action_space, "n", None)
     if n is not None and np.ndim(n) == 0:
         return Categorical(int(n), int(getattr(action_space, "start", 0)))

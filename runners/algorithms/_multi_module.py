@@ -9,34 +9,40 @@ episodes that its module acted in.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import gymnasium as gym
 
 from hookbus.kernel import Episode, MultiAgentEpisode
 
-from ..algorithm import check_structure
+from .._rl_module import RLModule
+from ..algorithm import Learner, Spaces, check_structure
 from ..config import DEFAULT_MODULE_ID
 
 __all__ = ("MultiAgentLearner", "MultiAgentModule")
 
-MakeLearner = Callable[[str, Any, Any, int], Any]
+Batch = Sequence[Episode]
+"""What one module's learner trains on: the agent episodes its module acted in."""
+
+MakeLearner = Callable[[str, gym.Space[Any], gym.Space[Any], int], Learner[Batch]]
 """``make(module_id, observation_space, action_space, seed) -> learner``."""
 
-TrainsModule = Callable[[str, Any], bool]
+TrainsModule = Callable[[str, Batch | None], bool]
 """``trains(module_id, batch) -> bool``: whether to update ``module_id`` on ``batch``."""
 
 
-class MultiAgentModule(Mapping[str, Any]):
+class MultiAgentModule(Mapping[str, RLModule]):
     """Hold modules by module id: what EnvRunners act with (RLlib's ``MultiRLModule``).
 
     A read-only mapping (``module["p0"].forward_exploration(obs, rng)``) whose state is
     nested by module id. It pickles when its modules do (it is sent to worker processes).
     """
 
-    def __init__(self, modules: Mapping[str, Any]) -> None:
+    def __init__(self, modules: Mapping[str, RLModule]) -> None:
         """Keep ``modules`` (module id to module), in their order."""
         self._modules = dict(modules)
 
-    def __getitem__(self, module_id: str) -> Any:
+    def __getitem__(self, module_id: str) -> RLModule:
         """Return the module ``module_id`` (KeyError naming the known ids if there is none)."""
         try:
             return self._modules[module_id]
@@ -55,7 +61,7 @@ class MultiAgentModule(Mapping[str, Any]):
         """Return every module's state (``module.get_state()``), by module id."""
         return {module_id: module.get_state() for module_id, module in self._modules.items()}
 
-    def set_state(self, state: Mapping[str, Any]) -> None:
+    def set_state(self, state: Mapping[str, dict[str, Any]]) -> None:
         """Load the state of every module id in ``state`` (others keep theirs).
 
         An id that is not a module is a ValueError, raised before anything loads.
@@ -80,7 +86,7 @@ class MultiAgentLearner:
 
     def __init__(
         self,
-        spaces: Mapping[str, tuple[Any, Any]],
+        spaces: Spaces,
         make: MakeLearner,
         *,
         seed: int = 0,
@@ -89,7 +95,7 @@ class MultiAgentLearner:
         """Build a learner per module id in ``spaces`` (see the class docstring)."""
         if not spaces:
             raise ValueError("a MultiAgentLearner needs at least one module, got no spaces")
-        self.learners: dict[str, Any] = {
+        self.learners: dict[str, Learner[Batch]] = {
             module_id: make(module_id, obs_space, act_space, seed + k)
             for k, (module_id, (obs_space, act_space)) in enumerate(spaces.items())
         }
@@ -100,11 +106,11 @@ class MultiAgentLearner:
         """The learners' modules (live: updates change them), for the EnvRunners."""
         self._trains = trains
 
-    def trains(self, module_id: str, batch: Any = None) -> bool:
+    def trains(self, module_id: str, batch: Batch | None = None) -> bool:
         """Tell whether updates train ``module_id`` on ``batch``."""
         return True if self._trains is None else bool(self._trains(module_id, batch))
 
-    def batches(self, episodes: Sequence[Any]) -> dict[str, list[Episode]]:
+    def batches(self, episodes: Sequence[Episode | MultiAgentEpisode]) -> dict[str, list[Episode]]:
         """Group the agent episodes of ``episodes`` by the module that acted in them.
 
         ``episodes`` holds ``MultiAgentEpisode`` chunks (their agent episodes are taken) or
@@ -125,7 +131,9 @@ class MultiAgentLearner:
         _check_known(grouped, self.learners, what="an episode of module")
         return {mid: grouped[mid] for mid in self.learners if mid in grouped}
 
-    def train_batches(self, episodes: Sequence[Any]) -> dict[str, list[Episode]]:
+    def train_batches(
+        self, episodes: Sequence[Episode | MultiAgentEpisode]
+    ) -> dict[str, list[Episode]]:
         """Return :meth:`batches` of the modules that :meth:`trains` on them."""
         return {
             module_id: batch
@@ -133,7 +141,9 @@ class MultiAgentLearner:
             if self.trains(module_id, batch)
         }
 
-    def update(self, episodes: Sequence[Any]) -> dict[str, dict[str, float]]:
+    def update(
+        self, episodes: Sequence[Episode | MultiAgentEpisode]
+    ) -> dict[str, Mapping[str, float]]:
         """Update every module to train that has data; return each one's stats, by id."""
         return {
             module_id: self.learners[module_id].update(batch)
@@ -144,7 +154,7 @@ class MultiAgentLearner:
         """Return every learner's state, by module id."""
         return {module_id: learner.get_state() for module_id, learner in self.learners.items()}
 
-    def set_state(self, state: Mapping[str, Any]) -> None:
+    def set_state(self, state: Mapping[str, dict[str, Any]]) -> None:
         """Load the learners' states in ``state`` (by module id), all or nothing.
 
         Every module's state is checked against its learner's current one (keys, array
@@ -181,3 +191,11 @@ def _check_known(
         raise ValueError(
             f"got {what} {unknown[0]!r}, which is not a module here; modules: {_names(known)}"
         )
+
+
+if TYPE_CHECKING:  # mypy checks the fit to the Protocols
+    from .._rl_module import MultiRLModule
+    from ..algorithm import MultiLearner
+
+    _module: type[MultiRLModule] = MultiAgentModule
+    _learner: type[MultiLearner[Sequence[Episode | MultiAgentEpisode]]] = MultiAgentLearner

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, MutableMapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +25,7 @@ __all__ = (
     "Adam",
     "Array",
     "Params",
+    "SpaceLike",
     "checked_like",
     "copy_into",
     "global_norm",
@@ -116,7 +117,15 @@ class MLP:
         return grads
 
 
-def input_size(observation_space: Any) -> int:
+class SpaceLike(Protocol):
+    """Describe what a module reads from a gymnasium space (``.shape``; ``.n`` if Discrete)."""
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        """Return the shape of one element of the space."""
+
+
+def input_size(observation_space: SpaceLike) -> int:
     """Return how many inputs an MLP takes for one (flattened) observation of the space."""
     shape = getattr(observation_space, "shape", None)
     if not shape:

@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 __all__ = ("ArgumentError", "Parser", "UsageError", "load_object", "positive_int")
 
@@ -28,6 +28,11 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise ArgumentError(self.prog, message)
+
+
+if TYPE_CHECKING:  # argparse's class is generic only to type checkers
+    Commands = argparse._SubParsersAction[Parser]
+    """What ``Parser.add_subparsers()`` returns: where each sub-command adds its parser."""
 
 
 def positive_int(text: str) -> int:

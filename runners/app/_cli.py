@@ -17,7 +17,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from hookbus.events import EpisodeEnd, EpisodeStart, EpisodeStep
+from hookbus.events import BaseEvent, EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import (
     HookbusError,
     RecordingError,
@@ -220,7 +220,7 @@ class _Summary:
         self.open: dict[str, list[Any]] = {}
         self.done: list[tuple[str, str, int, float, str]] = []
 
-    def add(self, event: Any) -> None:
+    def add(self, event: BaseEvent) -> None:
         self.by_hook[event.hook] += 1
         self.by_source[event.source] += 1
         if isinstance(event, EpisodeStart):

@@ -157,7 +157,7 @@ def _fraction(value: Any, target: float) -> float:
     return max(0.0, min(1.0, number / target))
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}" if not math.isfinite(value) or value.is_integer() else f"{value:.2f}"
     return str(value)

@@ -103,7 +103,7 @@ def _added_by_callbacks(result: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in flatten(extra) if isinstance(v, int | float | str | bool)]
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):

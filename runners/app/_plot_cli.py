@@ -7,16 +7,19 @@ Registered by ``_cli`` on its sub-command parser; bad input raises ``ConfigError
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..reporting import plot_runs
 from ..reporting._plot import DEFAULT_METRIC
 from ..reporting._tensorboard import STEP_KEY as DEFAULT_X
 
+if TYPE_CHECKING:
+    from ._args import Commands
+
 __all__ = ("add_plot_command",)
 
 
-def add_plot_command(commands: Any) -> None:
+def add_plot_command(commands: Commands) -> None:
     """Add the ``plot`` sub-command to ``commands`` (what ``add_subparsers()`` returned)."""
     plot = commands.add_parser(
         "plot",

@@ -9,11 +9,11 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import Recorder
 
-from ..algorithm import read_stored_config
+from ..algorithm import Algorithm, read_stored_config
 from ..backends import BACKENDS
 from ._args import UsageError, load_object, positive_int
 from ._experiment import (
@@ -25,12 +25,15 @@ from ._experiment import (
 )
 from ._output import progress, table
 
+if TYPE_CHECKING:
+    from ._args import Commands
+
 __all__ = ("add_train_command",)
 
 RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
 
 
-def add_train_command(commands: Any) -> None:
+def add_train_command(commands: Commands) -> None:
     """Add ``train`` and its options to the sub-command parsers ``commands``."""
     train = commands.add_parser(
         "train",
@@ -222,7 +225,7 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
 
 def _honour_control(
-    algo: Any, logdir: str | None, result: dict[str, Any], iteration: int, saved: bool
+    algo: Algorithm, logdir: str | None, result: dict[str, Any], iteration: int, saved: bool
 ) -> list[str]:
     """Act on what handlers asked for in ``result["control"]``; return a stop's reason, if any.
 
@@ -254,7 +257,7 @@ def _checkpoint_dir(logdir: str, iteration: int) -> Path:
     return Path(logdir) / f"checkpoint_{iteration:06d}"
 
 
-def _save(algo: Any, logdir: str, iteration: int) -> Any:
+def _save(algo: Algorithm, logdir: str, iteration: int) -> Path:
     path = algo.save_to_path(_checkpoint_dir(logdir, iteration))
     newline = "\n" if sys.stdout.isatty() else ""  # after the progress line's \r
     print(f"{newline}checkpoint: {path}", flush=True)

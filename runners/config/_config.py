@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
 import msgspec
 
-from hookbus.kernel import Bus, ConfigError, check_callbacks
+from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
 
 from ._multi_agent import check_multi_agent
 from ._sections import ConfigSections
@@ -56,16 +56,14 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         self.in_evaluation = False
         self.callbacks_class: list[Any] = []
         self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
-        self.on_error = "raise"
-        self.quarantine_after = 3
-        self.bus_timing: dict[str, Any] = {}  # statistics=, deadline=, watchdog=
-        self.plugins: bool | list[str] = False
+        self.bus_options = BusOptions()
+        """The options ``callbacks(...)`` set for the bus (``on_error``, ``plugins``, ...)."""
 
     # --- the builder ------------------------------------------------------------------------
 
     def callbacks(
         self,
-        callbacks_class: Any = None,
+        callbacks_class: object = None,
         *,
         on_error: str = "raise",
         plugins: bool | list[str] = False,
@@ -81,16 +79,8 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         would check it (hook names, handler signatures, classes, ``on_error``, plugin names):
         a bad value raises ConfigError now, not at ``build()`` or at its first event.
         """
-        check_callbacks(
-            callbacks_class,
-            on_error=on_error,
-            plugins=plugins,
-            quarantine_after=quarantine_after,
-            statistics=statistics,
-            deadline=deadline,
-            watchdog=watchdog,
-            **hook_callables,
-        )
+        options = BusOptions.pick(locals())
+        check_callbacks(callbacks_class, **options.keywords(), **hook_callables)
         self.callbacks_per_hook = {
             name: list(value) if isinstance(value, list | tuple) else [value]
             for name, value in hook_callables.items()
@@ -101,10 +91,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             self.callbacks_class = list(callbacks_class)
         else:
             self.callbacks_class = [callbacks_class]
-        self.on_error = on_error
-        self.quarantine_after = quarantine_after
-        self.bus_timing = {"statistics": statistics, "deadline": deadline, "watchdog": watchdog}
-        self.plugins = plugins
+        self.bus_options = options
         return self
 
     # --- derived settings -------------------------------------------------------------------

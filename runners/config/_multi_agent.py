@@ -1,21 +1,22 @@
 """The multi-agent settings: policies, the agent-to-policy mapping, their checks and spaces.
 
-Functions take the config as ``Any`` (an ``AlgorithmConfig``), as ``_checks`` does: the
-config imports these checks, so naming its type here would close an import circle.
+Functions take the config as ``MultiAgentSettings``, the settings they read: the config
+imports these checks, so naming its type here would close an import circle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from hookbus.kernel import ConfigError
+from hookbus.kernel import ConfigError, Episode, MultiAgentEpisode
 
 from ..envs import MultiAgentEnv, resolve_env
 
 __all__ = (
     "DEFAULT_MODULE_ID",
+    "MultiAgentSettings",
     "PolicySpec",
     "check_multi_agent",
     "is_multi_agent",
@@ -37,7 +38,26 @@ class PolicySpec:
     action_space: Any = None
 
 
-def is_multi_agent(config: Any) -> bool:
+class MultiAgentSettings(Protocol):
+    """The settings of an ``AlgorithmConfig`` that the multi-agent functions read.
+
+    ``check_multi_agent`` takes them as users set them; the others as it let them pass.
+    """
+
+    @property
+    def env(self) -> object: ...
+
+    @property
+    def policies(self) -> Collection[str] | Mapping[str, PolicySpec | None] | None: ...
+
+    @property
+    def policy_mapping_fn(self) -> Callable[..., str] | None: ...
+
+    @property
+    def policies_to_train(self) -> Collection[str] | Callable[..., bool] | None: ...
+
+
+def is_multi_agent(config: MultiAgentSettings) -> bool:
     """Tell whether ``config`` trains multi-agent: policies set, or a MultiAgentEnv class."""
     if config.policies is not None:
         return True
@@ -48,7 +68,7 @@ def is_multi_agent(config: Any) -> bool:
     return isinstance(env, type) and issubclass(env, MultiAgentEnv)
 
 
-def policy_specs(config: Any) -> dict[str, PolicySpec]:
+def policy_specs(config: MultiAgentSettings) -> dict[str, PolicySpec]:
     """Return the policies by id (``{"default_policy": PolicySpec()}`` when none are set)."""
     policies = config.policies
     if policies is None:
@@ -62,7 +82,7 @@ def policy_specs(config: Any) -> dict[str, PolicySpec]:
     return {pid: PolicySpec() for pid in policies}
 
 
-def check_multi_agent(config: Any) -> None:
+def check_multi_agent(config: MultiAgentSettings) -> None:
     """Raise ConfigError naming the first bad multi-agent setting."""
     policies = config.policies
     if policies is not None:
@@ -98,12 +118,12 @@ def check_multi_agent(config: Any) -> None:
                 )
 
 
-def mapping_fn(config: Any) -> Callable[[Any, Any], str]:
+def mapping_fn(config: MultiAgentSettings) -> Callable[[Any, MultiAgentEpisode | None], str]:
     """Return the checked mapping: ``policy_mapping_fn`` whose answer must be a policy id."""
     fn = config.policy_mapping_fn
     known = policy_specs(config)
 
-    def mapped(agent_id: Any, episode: Any) -> str:
+    def mapped(agent_id: Any, episode: MultiAgentEpisode | None) -> str:
         if fn is None:
             module_id = DEFAULT_MODULE_ID
         else:
@@ -118,7 +138,7 @@ def mapping_fn(config: Any) -> Callable[[Any, Any], str]:
     return mapped
 
 
-def module_spaces(config: Any, env: MultiAgentEnv) -> dict[str, tuple[Any, Any]]:
+def module_spaces(config: MultiAgentSettings, env: MultiAgentEnv) -> dict[str, tuple[Any, Any]]:
     """Return each policy's (observation space, action space).
 
     A PolicySpec's spaces win; otherwise the spaces of the first of ``env.possible_agents``
@@ -148,7 +168,9 @@ def module_spaces(config: Any, env: MultiAgentEnv) -> dict[str, tuple[Any, Any]]
     return spaces
 
 
-def trains_module(config: Any, module_id: str, batch: Any = None) -> bool:
+def trains_module(
+    config: MultiAgentSettings, module_id: str, batch: Sequence[Episode] | None = None
+) -> bool:
     """Tell whether ``policies_to_train`` includes ``module_id`` (all when unset)."""
     train = config.policies_to_train
     if train is None:

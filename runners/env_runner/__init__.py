@@ -3,6 +3,16 @@
 from ._bus import make_bus as make_bus
 from ._env_runner import EnvRunner as EnvRunner, SampleSummary as SampleSummary
 from ._metrics import EnvRunnerMetrics as EnvRunnerMetrics
-from ._multi_agent_env_runner import env_runner_class as env_runner_class
+from ._multi_agent_env_runner import (
+    MultiAgentEnvRunner as MultiAgentEnvRunner,
+    env_runner_class as env_runner_class,
+)
 
-__all__ = ("EnvRunner", "EnvRunnerMetrics", "SampleSummary", "env_runner_class", "make_bus")
+__all__ = (
+    "EnvRunner",
+    "EnvRunnerMetrics",
+    "MultiAgentEnvRunner",
+    "SampleSummary",
+    "env_runner_class",
+    "make_bus",
+)

@@ -27,21 +27,14 @@ def make_bus(
     classes = config.callbacks_class
     if not observers:
         classes = [c for c in classes if not getattr(c, "observer", False)]
+    options = config.bus_options
+    hooks: dict[str, Any] = config.callbacks_per_hook  # hook names: none is an option's
     if bus is None:
-        bus = Bus(
-            classes,
-            on_error=config.on_error,
-            plugins=config.plugins,
-            quarantine_after=config.quarantine_after,
-            statistics=config.bus_timing.get("statistics", False),
-            deadline=config.bus_timing.get("deadline"),
-            watchdog=config.bus_timing.get("watchdog"),
-            **config.callbacks_per_hook,
-        )
+        bus = Bus(classes, **options.keywords(), **hooks)
     else:
-        if config.on_error != bus.on_error:
+        if options.on_error != bus.on_error:
             raise ConfigError(
-                f"on_error={config.on_error!r} in config.callbacks() differs from the "
+                f"on_error={options.on_error!r} in config.callbacks() differs from the "
                 f"shared bus's {bus.on_error!r}; set it on the Bus"
             )
         bus.add_callbacks(classes, **config.callbacks_per_hook)

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from hookbus.kernel import Callback, ConfigError
+from hookbus.events import SampleEnd
+from hookbus.kernel import Callback, ConfigError, Episode, MultiAgentEpisode
+from hookbus.metrics import MetricsLogger
+
+from ..config import DEFAULT_MODULE_ID
+
+if TYPE_CHECKING:
+    from ..config import AlgorithmConfig
+    from ._env_runner import EnvRunner
 
 __all__ = ("EnvRunnerMetrics",)
 
@@ -30,7 +39,12 @@ class EnvRunnerMetrics(Callback):
         self.window = window
 
     def on_episode_end(
-        self, *, episode: Any, env_runner: Any, metrics_logger: Any, **kwargs: Any
+        self,
+        *,
+        episode: Episode | MultiAgentEpisode,
+        env_runner: EnvRunner | None,
+        metrics_logger: MetricsLogger,
+        **kwargs: Any,
     ) -> None:
         w = self.window or smoothing_window(env_runner.config if env_runner else None)
         ret, length = episode.get_return(), len(episode)
@@ -43,31 +57,34 @@ class EnvRunnerMetrics(Callback):
         log("episode_len_max", length, reduce="max", window=w)
         log("num_episodes", 1, reduce="sum", clear_on_reduce=True)
         log("num_episodes_lifetime", 1, reduce="lifetime_sum")
-        agents = getattr(episode, "agent_episodes", None)
-        if agents is not None:  # a MultiAgentEpisode: RLlib's per-agent and per-module keys
+        if isinstance(episode, MultiAgentEpisode):  # RLlib's per-agent and per-module keys
             by_module: dict[str, float] = {}
-            for agent_id, agent_episode in agents.items():
+            for agent_id, agent_episode in episode.agent_episodes.items():
                 agent_return = agent_episode.get_return()
                 log(("agent_episode_returns_mean", str(agent_id)), agent_return, window=w)
                 log(("agent_steps", str(agent_id)), len(agent_episode), window=w)
-                module_id = agent_episode.module_id
+                module_id = agent_episode.module_id or DEFAULT_MODULE_ID
                 by_module[module_id] = by_module.get(module_id, 0.0) + agent_return
             for module_id, module_return in by_module.items():
                 log(("module_episode_returns_mean", module_id), module_return, window=w)
 
     def on_sample_end(
-        self, *, event: Any, metrics_logger: Any, samples: Any = None, **kwargs: Any
+        self,
+        *,
+        event: SampleEnd,
+        metrics_logger: MetricsLogger,
+        samples: Sequence[Episode | MultiAgentEpisode] | None = None,
+        **kwargs: Any,
     ) -> None:
         log = metrics_logger.log_value
         steps = event.num_env_steps
         log("num_env_steps_sampled", steps, reduce="sum", clear_on_reduce=True)
         log("num_env_steps_sampled_lifetime", steps, reduce="lifetime_sum")
         for chunk in samples or ():
-            agents = getattr(chunk, "agent_episodes", None)
-            if agents is None:
+            if not isinstance(chunk, MultiAgentEpisode):
                 continue
-            for agent_id, agent_chunk in agents.items():
-                n, module_id = len(agent_chunk), agent_chunk.module_id
+            for agent_id, agent_chunk in chunk.agent_episodes.items():
+                n, module_id = len(agent_chunk), agent_chunk.module_id or DEFAULT_MODULE_ID
                 log(
                     ("num_agent_steps_sampled", str(agent_id)),
                     n,
@@ -79,7 +96,7 @@ class EnvRunnerMetrics(Callback):
                 log(("num_module_steps_sampled_lifetime", module_id), n, reduce="lifetime_sum")
 
 
-def smoothing_window(config: Any) -> int:
+def smoothing_window(config: AlgorithmConfig[Any] | None) -> int:
     """Return a runner's episode window: RLlib's share of the smoothing count (default 100).
 
     RLlib's env runners log ``ceil(metrics_num_episodes_for_smoothing / num_env_runners)``

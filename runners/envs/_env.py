@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import gymnasium as gym
 
-from hookbus.kernel import ConfigError
+from hookbus.kernel import ConfigError, ServiceRegistry
 
 from ._multi_agent_env import MultiAgentEnv
 
@@ -53,7 +53,7 @@ class EnvContext(dict[str, Any]):
         num_workers: int = 0,
         vector_index: int = 0,
         in_evaluation: bool = False,
-        services: Any = None,
+        services: ServiceRegistry | None = None,
     ) -> None:
         super().__init__(env_config or {})
         self.worker_index = worker_index

@@ -5,6 +5,8 @@
 curves from run directories (what ``hookbus plot`` does).
 """
 
+from hookbus.events._public import publish_names
+
 from ._csv import CsvLogger as CsvLogger
 from ._json import JsonLogger as JsonLogger
 from ._plot import plot_runs as plot_runs
@@ -16,6 +18,5 @@ from ._tensorboard import (
 __all__ = ("CsvLogger", "JsonLogger", "TensorBoardLogger", "output_callbacks", "plot_runs")
 
 # Defined in private modules; users should see this one.
-for _name in __all__:
-    globals()[_name].__module__ = __name__
-del _name
+publish_names(__name__, globals(), __all__)
+del publish_names

@@ -117,7 +117,7 @@ def _csv_text(rows: list[list[str]]) -> str:
     return out.getvalue()
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     """Return a result value as a CSV cell that reads back as the same number or text."""
     if value is None:
         return ""

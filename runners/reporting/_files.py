@@ -12,17 +12,26 @@ import math
 import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import msgspec
 import numpy as np
 
 from hookbus.kernel import Callback, ConfigError
 
-__all__ = ("RunDirWriter", "atomic_write", "encode_line", "encode_pretty", "flatten", "resumed_at")
+__all__ = (
+    "Configured",
+    "Draft",
+    "RunDirWriter",
+    "atomic_write",
+    "encode_line",
+    "encode_pretty",
+    "flatten",
+    "resumed_at",
+)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """Return ``value`` as JSON data: numpy values as Python ones, anything else as its repr.
 
     The encoders' ``enc_hook``: msgspec calls it only for what it cannot encode itself.
@@ -39,12 +48,12 @@ def _plain(value: Any) -> Any:
 _encoder = msgspec.json.Encoder(enc_hook=_plain)
 
 
-def encode_line(obj: Any) -> bytes:
+def encode_line(obj: object) -> bytes:
     """Return ``obj`` as one line of compact JSON, newline included."""
     return _encoder.encode(obj) + b"\n"
 
 
-def encode_pretty(obj: Any) -> bytes:
+def encode_pretty(obj: object) -> bytes:
     """Return ``obj`` as indented JSON, its non-finite floats as strings (``"inf"``).
 
     For settings, where ``inf`` means something (an unbounded clip) that null would lose.
@@ -52,7 +61,7 @@ def encode_pretty(obj: Any) -> bytes:
     return msgspec.json.format(_encoder.encode(_finite_or_text(obj)), indent=2) + b"\n"
 
 
-def _finite_or_text(obj: Any) -> Any:
+def _finite_or_text(obj: object) -> object:
     if isinstance(obj, float) and not math.isfinite(obj):
         return repr(obj)  # "inf", "-inf", "nan"
     if isinstance(obj, dict):
@@ -81,6 +90,25 @@ def atomic_write(path: Path, data: bytes) -> None:
     with open(tmp, "wb") as file:
         file.write(data)
     os.replace(tmp, path)
+
+
+class Configured(Protocol):
+    """What ``params.json`` is written from: the Algorithm's settings (``config.to_dict()``)."""
+
+    @property
+    def config(self) -> _Settings: ...
+
+
+class _Settings(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class Draft(Protocol):
+    """What writers use of ``on_train_result``'s ``draft`` (the Algorithm's ``ResultDraft``)."""
+
+    def settle(self) -> dict[str, Any]:
+        """Bring into the result what the handlers before this one did; return it."""
+        ...
 
 
 WRITER_PRIORITY = -1000
@@ -116,11 +144,11 @@ class RunDirWriter(Callback):
         """Set the state of a writer that has opened nothing yet."""
 
     def on_train_result(
-        self, *, result: dict[str, Any], algorithm: Any = None, **kwargs: Any
+        self, *, result: dict[str, Any], draft: Draft | None = None, **kwargs: Any
     ) -> None:
-        """Write ``result``, with what handlers logged so far (replays have no Algorithm)."""
-        if algorithm is not None:
-            algorithm._settle_result(result)
+        """Write ``result``, with what handlers logged so far (replays have no draft)."""
+        if draft is not None:
+            draft.settle()
         self.write_result(result)
 
     def write_result(self, result: dict[str, Any]) -> None:

@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._files import RunDirWriter, atomic_write, encode_line, encode_pretty, resumed_at
+from ._files import (
+    Configured,
+    RunDirWriter,
+    atomic_write,
+    encode_line,
+    encode_pretty,
+    resumed_at,
+)
 
 __all__ = ("PARAMS_FILE", "RESULT_FILE", "JsonLogger")
 
@@ -30,7 +37,7 @@ class JsonLogger(RunDirWriter):
         self._file: BinaryIO | None = None
         self._started = False
 
-    def on_algorithm_init(self, *, algorithm: Any = None, **kwargs: Any) -> None:
+    def on_algorithm_init(self, *, algorithm: Configured | None = None, **kwargs: Any) -> None:
         """Write ``params.json`` (atomically: a reader never sees half of it)."""
         if algorithm is None:  # a replayed stream has no Algorithm to describe
             return

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from hookbus.events import EpisodeEnd, TrainResult
-from hookbus.kernel import Bus, Callback, ConfigError, Recorder, check_callbacks
+from hookbus.kernel import (
+    OPTIONAL_LIVE_ARGS,
+    Bus,
+    Callback,
+    ConfigError,
+    Recorder,
+    check_callbacks,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -114,6 +121,29 @@ async def test_every_way_to_take_the_arguments_is_accepted() -> None:
         bus.subscribe(TrainResult, lambda event, **kw: seen.append("lambda"))
         await bus.publish(TrainResult())
     assert seen == ["static", "all named", "defaults", "partial", "lambda"]
+
+
+async def test_an_optional_argument_reaches_only_handlers_that_take_it() -> None:
+    """``draft`` came after SPEC's table: naming every other argument is still enough."""
+    assert "draft" in OPTIONAL_LIVE_ARGS
+    seen: list[Any] = []
+
+    def named_specs(*, event: Any, algorithm: Any, metrics_logger: Any, result: Any) -> None:
+        seen.append("named SPEC's")
+
+    def named_draft(*, event: Any, draft: Any, **kwargs: Any) -> None:
+        seen.append(draft)
+
+    def any_kwargs(**kwargs: Any) -> None:
+        seen.append(sorted(kwargs))
+
+    async with Bus(on_train_result=[named_specs, named_draft, any_kwargs]) as bus:
+        await bus.publish(TrainResult(), draft="the draft")
+    assert seen == [
+        "named SPEC's",
+        "the draft",
+        ["algorithm", "draft", "event", "metrics_logger", "result"],
+    ]
 
 
 @pytest.mark.parametrize(

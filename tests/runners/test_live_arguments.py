@@ -26,6 +26,7 @@ from hookbus.runners import (
     PPOConfig,
     PPOLearner,
     PPOModule,
+    ResultDraft,
 )
 
 sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
@@ -35,6 +36,7 @@ KINDS: dict[str, Any] = {
     "algorithm": Algorithm,
     "metrics_logger": MetricsLogger,
     "result": dict,
+    "draft": ResultDraft,
     "evaluation_metrics": dict,
     "env_runner_group": EnvRunnerGroup,
     "env_runner_indices": list,

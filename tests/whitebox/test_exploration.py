@@ -104,6 +104,17 @@ def test_softq_uses_a_policys_logits() -> None:
     np.testing.assert_allclose(np.bincount(actions, minlength=3) / len(one), expected, atol=0.015)
 
 
+def test_softq_follows_a_module_swap(dqn_module: DQNModule, obs: np.ndarray) -> None:
+    """SoftQ finds a module's values method once, and again when the runner's module changes."""
+    softq, rng = SoftQ(ACTIONS, temperature=1e-8), np.random.default_rng(0)
+    policy = PPOModule(OBS_SPACE, ACTIONS, rng=0)
+    greedy_q = dqn_module.forward_inference(obs)
+    greedy_pi = policy.forward_inference(obs)
+    assert not np.array_equal(greedy_q, greedy_pi)
+    for module, greedy in [(dqn_module, greedy_q), (policy, greedy_pi), (dqn_module, greedy_q)]:
+        np.testing.assert_array_equal(softq.get_actions(module, obs, rng, 0, True), greedy)
+
+
 @pytest.mark.parametrize(
     "exploration",
     [

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import anyio
+import gymnasium as gym
+from numpy.typing import NDArray
 
 from hookbus.kernel import Bus, ConfigError
 
-from ...algorithm import Algorithm, check_structure
+from ...algorithm import Algorithm, Learner, MultiLearner, check_structure
 from ...config import AlgorithmConfig, EnvRunnersSettings, section
-from ._learner import DQNLearner
+from ._learner import (
+    DQNLearner,
+    LearningRate,
+    ReplayBatch,
+    TargetNetwork,
+    TDErrors,
+)
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
 from ._settings import DQNEvaluationSettings, DQNReportingSettings, DQNTrainingSettings
 from ._transitions import NStepTransitions
@@ -65,7 +74,7 @@ class DQNConfig(AlgorithmConfig["DQN"]):
 _AUTO_FRAGMENT = 4
 
 
-def _add(totals: dict[str, float], stats: dict[str, float]) -> None:
+def _add(totals: dict[str, float], stats: Mapping[str, float]) -> None:
     for k, v in stats.items():
         totals[k] = totals.get(k, 0.0) + v
 
@@ -102,7 +111,9 @@ class DQN(Algorithm):
         self._update_credit = 0.0  # fractional updates owed under training_intensity
         super().__init__(config, bus=bus)
 
-    def build_learner(self, observation_space: Any, action_space: Any) -> Any:
+    def build_learner(
+        self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
+    ) -> DQNLearner:
         """Build the DQNLearner from the config's training settings."""
         settings = {name: getattr(self.config, name) for name in _LEARNER_SETTINGS}
         try:
@@ -139,7 +150,7 @@ class DQN(Algorithm):
             self._num_env_steps_sampled += steps
             n = self._updates_owed(steps)
             if n:
-                if self._learner_hooks_wanted():
+                if self.learner_hooks_wanted():
                     # One hop per update, each between its hooks (on the event loop).
                     await self._learn_published(n, num_updates, totals)
                 else:
@@ -151,7 +162,7 @@ class DQN(Algorithm):
                 t3 = clock()
                 timers["learner_update_timer"] += t3 - t2
                 if group.remote_env_runners:
-                    await group.sync_weights(self.learner.module.get_state())
+                    await group.sync_weights(self._learner_of_one_module().module.get_state())
                     timers["synch_weights"] += clock() - t3
             if sampled >= config.min_sample_timesteps_per_iteration or not per_round:
                 break  # enough, or every runner failed (see config.fault_tolerance())
@@ -166,7 +177,7 @@ class DQN(Algorithm):
                 num_target_updates=float(self._num_target_updates),
                 last_target_update_ts=float(self._last_target_update_ts),
                 # The learner's: a learner-hook handler may have changed it.
-                default_optimizer_learning_rate=float(getattr(self.learner, "lr", config.lr)),
+                default_optimizer_learning_rate=self._learning_rate(),
             )
             metrics.log_dict(stats, key=("learners", "default_policy"), reduce="item")
 
@@ -206,22 +217,41 @@ class DQN(Algorithm):
             )
             _add(totals, stats)
 
-    def _update_on(self, batch: dict[str, Any]) -> dict[str, float]:
+    def _update_on(self, batch: dict[str, NDArray[Any]]) -> Mapping[str, float]:
         """Update the learner on ``batch`` and the buffer's priorities (in a worker thread)."""
-        buffer, learner = self.local_replay_buffer, self.learner
-        stats: dict[str, float] = learner.update(batch)
+        buffer, learner = self.local_replay_buffer, self._learner_of_one_module()
+        stats = learner.update(batch)
         if isinstance(buffer, PrioritizedReplayBuffer):
+            if not isinstance(learner, TDErrors):
+                raise ConfigError(
+                    f"a PrioritizedReplayBuffer needs a learner with td_error (|TD error| "
+                    f"per row of its last update); {type(learner).__name__} has none: give "
+                    f"it one, or use replay_buffer_config={{'type': 'ReplayBuffer'}}"
+                )
             buffer.update_priorities(batch["batch_indexes"], learner.td_error)
         return stats
 
     def _maybe_update_target(self) -> None:
         ts = self._num_env_steps_sampled
         if ts - self._last_target_update_ts >= self.config.target_network_update_freq:
-            update_target = getattr(self.learner, "update_target", None)
-            if update_target is not None:
-                update_target(self.config.tau)
+            learner = self.learner
+            if isinstance(learner, TargetNetwork):  # a custom learner may have none
+                learner.update_target(self.config.tau)
             self._last_target_update_ts = ts
             self._num_target_updates += 1
+
+    def _learner_of_one_module(self) -> Learner[ReplayBatch]:
+        learner = self.learner
+        if isinstance(learner, MultiLearner):
+            raise ConfigError(
+                f"DQN trains one module; learner_class gave {type(learner).__name__}, a "
+                f"learner of several (DQN does not support multi-agent training yet)"
+            )
+        return learner
+
+    def _learning_rate(self) -> float:
+        learner = self.learner
+        return float(learner.lr if isinstance(learner, LearningRate) else self.config.lr)
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return DQN's counters and, with ``store_buffer_in_checkpoints``, the buffer."""

@@ -9,17 +9,59 @@ Names and semantics follow RLlib's DQN (``rllib/algorithms/dqn``): the settings 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...config import check_values
-from .._distributions import SpaceLike
-from .._nn import MLP, Adam, Array, Params, copy_into, hidden_sizes, input_size
+from .._nn import MLP, Adam, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
 from ._settings import DQNTrainingSettings
 
-__all__ = ("DQNLearner", "DQNModule")
+__all__ = (
+    "DQNLearner",
+    "DQNModule",
+    "LearningRate",
+    "ReplayBatch",
+    "TDErrors",
+    "TargetNetwork",
+)
+
+ReplayBatch = Mapping[str, NDArray[Any]]
+"""What a DQN learner's ``update`` takes: replayed rows by column (``obs``, ``actions``, ...)."""
+
+
+# What DQN uses of a learner besides the ``Learner`` protocol, if the learner has it: a
+# custom one (``training(learner_class=...)``) may leave each out (docs/dqn.md).
+
+
+@runtime_checkable
+class TargetNetwork(Protocol):
+    """A learner with a target network, which DQN updates every few env steps."""
+
+    def update_target(self, tau: float, /) -> None:
+        """Move the target network ``tau`` of the way to the online one (1: copy)."""
+        ...
+
+
+@runtime_checkable
+class TDErrors(Protocol):
+    """A learner that reports per-row TD errors: prioritized replay needs it."""
+
+    @property
+    def td_error(self) -> NDArray[Any]:
+        """|TD error| per row of the last update."""
+        ...
+
+
+@runtime_checkable
+class LearningRate(Protocol):
+    """A learner whose learning rate it reports (``default_optimizer_learning_rate``)."""
+
+    @property
+    def lr(self) -> float:
+        """The learning rate the next update steps with."""
+        ...
 
 
 class DQNModule:
@@ -33,7 +75,7 @@ class DQNModule:
     def __init__(
         self,
         observation_space: SpaceLike,
-        action_space: Any,
+        action_space: SpaceLike,
         *,
         model_hiddens: Sequence[int] = (64, 64),
         dueling: bool = True,
@@ -130,7 +172,7 @@ class DQNLearner:
     def __init__(
         self,
         observation_space: SpaceLike,
-        action_space: Any,
+        action_space: SpaceLike,
         *,
         lr: float = 5e-4,
         gamma: float = 0.99,
@@ -176,7 +218,7 @@ class DQNLearner:
         self.num_updates = 0
 
     def compute_loss_and_gradients(
-        self, batch: Mapping[str, NDArray[Any]]
+        self, batch: ReplayBatch
     ) -> tuple[float, Params, dict[str, float]]:
         """Return the loss on ``batch``, its gradients, and stats; set :attr:`td_error`."""
         m, t = self.module, self.target_module
@@ -230,7 +272,7 @@ class DQNLearner:
         }
         return loss, grads, stats
 
-    def update(self, batch: Mapping[str, NDArray[Any]]) -> dict[str, float]:
+    def update(self, batch: ReplayBatch) -> dict[str, float]:
         """Take one Adam step on ``batch`` and return its stats (floats)."""
         _, grads, stats = self.compute_loss_and_gradients(batch)
         stats["gradients_default_optimizer_global_norm"] = self._optimizer.step(grads)
@@ -277,3 +319,15 @@ class DQNLearner:
         self.target_module.set_state(state["target_module"])
         self._optimizer.set_state(state["optimizer"])
         self.num_updates = num_updates
+
+
+if TYPE_CHECKING:  # mypy checks the fit to the Protocols, optional capabilities included
+    from ..._rl_module import QValues, RLModule
+    from ...algorithm import Learner
+
+    _module: type[RLModule] = DQNModule
+    _q_values: type[QValues] = DQNModule
+    _learner: type[Learner[ReplayBatch]] = DQNLearner
+    _target: type[TargetNetwork] = DQNLearner
+    _td_errors: type[TDErrors] = DQNLearner
+    _lr: type[LearningRate] = DQNLearner

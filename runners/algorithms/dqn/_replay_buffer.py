@@ -326,7 +326,7 @@ _SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
-def resolve_replay_buffer_config(config: Any) -> dict[str, Any]:
+def resolve_replay_buffer_config(config: object) -> dict[str, Any]:
     """Return ``config`` with its type's defaults filled in; ConfigError if it is bad."""
     if not isinstance(config, Mapping):
         raise ConfigError(f"replay_buffer_config must be a dict, got {config!r}")

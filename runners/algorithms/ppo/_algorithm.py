@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
-from hookbus.kernel import ConfigError, Episode
+from hookbus.kernel import ConfigError, Episode, MultiAgentEpisode
 
-from ...algorithm import Algorithm
+from ...algorithm import Algorithm, Learner, LearnerSettings, Spaces
 from ...config import DEFAULT_MODULE_ID, AlgorithmConfig, section, trains_module
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
@@ -25,10 +26,14 @@ class PPOConfig(AlgorithmConfig["PPO"]):
     training = section(PPOTrainingSettings)
 
 
+Chunks = Sequence[Episode | Trajectory]
+"""What PPO's learners train on: the EnvRunners' episode chunks (or ready trajectories)."""
+
+
 class EpisodePPOLearner(PPOLearner):
     """A PPOLearner that takes the EnvRunners' episode chunks."""
 
-    def update(self, episodes: Sequence[Any]) -> dict[str, float]:
+    def update(self, episodes: Chunks) -> dict[str, float]:
         """Turn episode chunks into trajectories and run one PPO update."""
         return super().update(_trajectories(episodes))
 
@@ -36,7 +41,7 @@ class EpisodePPOLearner(PPOLearner):
 class ModulePPOLearner(EpisodePPOLearner):
     """The PPOLearner of one module in a multi-agent run: small batches train too."""
 
-    def update(self, episodes: Sequence[Any]) -> dict[str, float]:
+    def update(self, episodes: Chunks) -> dict[str, float]:
         """Run one PPO update, in minibatches of ``min(minibatch_size, rows)`` rows.
 
         A module's share of a train batch may be smaller than ``minibatch_size`` (its
@@ -54,7 +59,7 @@ class ModulePPOLearner(EpisodePPOLearner):
             self.minibatch_size = full
 
 
-def _trajectories(episodes: Sequence[Any]) -> list[Trajectory]:
+def _trajectories(episodes: Chunks) -> list[Trajectory]:
     return [
         ep if isinstance(ep, Trajectory) else _trajectory(ep)
         for ep in episodes
@@ -74,13 +79,15 @@ def _trajectory(episode: Episode) -> Trajectory:
 class PPO(Algorithm):
     """Proximal Policy Optimization with a numpy MLP policy and value function."""
 
-    def build_learner(self, observation_space: Any, action_space: Any) -> Any:
+    def build_learner(
+        self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
+    ) -> PPOLearner:
         """Build the PPOLearner from the config's training settings."""
         return self._ppo_learner(
             EpisodePPOLearner, observation_space, action_space, self.learner_settings()
         )
 
-    def build_multi_agent_learner(self, spaces: Mapping[str, tuple[Any, Any]]) -> MultiAgentLearner:
+    def build_multi_agent_learner(self, spaces: Spaces) -> MultiAgentLearner:
         """Build a PPO learner per module id in ``spaces``, with ``build_learner``'s settings.
 
         Module k (in the order of ``spaces``) is seeded ``seed + k``; ``policies_to_train``
@@ -88,21 +95,26 @@ class PPO(Algorithm):
         ``min(minibatch_size, rows)`` rows, so a module with little data still trains.
         """
         shared = self.learner_settings()
-        seed = shared.pop("seed")
 
-        def make(module_id: str, obs_space: Any, act_space: Any, seed: int) -> Any:
-            return self._ppo_learner(
-                ModulePPOLearner, obs_space, act_space, {**shared, "seed": seed}
-            )
+        def make(
+            module_id: str, obs_space: gym.Space[Any], act_space: gym.Space[Any], seed: int
+        ) -> Learner[Sequence[Episode]]:
+            settings = shared.copy()
+            settings["seed"] = seed
+            return self._ppo_learner(ModulePPOLearner, obs_space, act_space, settings)
 
         config = self.config
         return MultiAgentLearner(
-            spaces, make, seed=seed, trains=functools.partial(trains_module, config)
+            spaces, make, seed=shared["seed"], trains=functools.partial(trains_module, config)
         )
 
     def _ppo_learner(
-        self, cls: type[PPOLearner], obs_space: Any, act_space: Any, common: dict[str, Any]
-    ) -> PPOLearner:
+        self,
+        cls: type[EpisodePPOLearner],
+        obs_space: gym.Space[Any],
+        act_space: gym.Space[Any],
+        common: LearnerSettings,
+    ) -> EpisodePPOLearner:
         settings = {name: getattr(self.config, name) for name in PPO_LEARNER_SETTINGS}
         try:
             return cls(obs_space, act_space, **common, **settings)
@@ -121,15 +133,18 @@ class PPO(Algorithm):
         with metrics.log_time(("timers", "learner_update_timer")):
             # Off the event loop's thread, so an embedding service stays responsive; the
             # learner hooks' handlers run on the loop, before and after (timed with it).
-            if isinstance(self.learner, MultiAgentLearner):
-                await self._update_modules(self.learner, episodes)
+            learner = self.learner
+            if isinstance(learner, MultiAgentLearner):
+                await self._update_modules(learner, episodes)
             else:
                 stats = await self.update_learner(episodes, batch_size=sum(map(len, episodes)))
                 metrics.log_dict(stats, key=("learners", DEFAULT_MODULE_ID), reduce="item")
         with metrics.log_time(("timers", "synch_weights")):
             await group.sync_weights(self.learner.module.get_state())
 
-    async def _update_modules(self, learner: MultiAgentLearner, episodes: list[Any]) -> None:
+    async def _update_modules(
+        self, learner: MultiAgentLearner, episodes: Sequence[Episode | MultiAgentEpisode]
+    ) -> None:
         """Update each module to train that has data, one after the other (RLlib's keys:
         ``learners/<module_id>/...``); each update is between its own learner hooks."""
         for module_id, batch in learner.train_batches(episodes).items():

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...config import check_values
-from .._distributions import SpaceLike
-from .._nn import Adam, Params
+from .._nn import Adam, Params, SpaceLike
 from ._batch import TrainBatch, Trajectory, compute_gae, explained_variance
 from ._module import PPOModule
 from ._settings import PPOTrainingSettings
@@ -286,3 +285,9 @@ class PPOLearner:
         self._optimizer.set_state(state["optimizer"])
         self.curr_kl_coeff = kl_coeff
         self._rng.bit_generator.state = bits
+
+
+if TYPE_CHECKING:  # mypy checks that the learner fits the Protocol
+    from ...algorithm import Learner
+
+    _learner: type[Learner[Sequence[Trajectory]]] = PPOLearner

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._distributions import SpaceLike, make_distribution
-from .._nn import MLP, Array, Params, copy_into, hidden_sizes, input_size
+from .._distributions import make_distribution
+from .._nn import MLP, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
 
 __all__ = ("PPOModule",)
 
@@ -78,3 +78,10 @@ class PPOModule:
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Load parameters returned by :meth:`get_state` (same names and shapes)."""
         copy_into(self.params, state)
+
+
+if TYPE_CHECKING:  # mypy checks that the module fits the Protocols
+    from ..._rl_module import ActionDistInputs, RLModule
+
+    _module: type[RLModule] = PPOModule
+    _logits: type[ActionDistInputs] = PPOModule

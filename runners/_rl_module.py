@@ -1,0 +1,82 @@
+"""What acts: the module Protocols that EnvRunners act with and learners train.
+
+A module is any object with these methods, hookbus's (``PPOModule``, ``DQNModule``,
+``MultiAgentModule``) and a custom learner's alike (``training(learner_class=...)``,
+docs/runners.md): nothing has to subclass them, and mypy checks the fit wherever a module
+is handed in. Here at the top of ``runners/`` so that every room may name them: exploration
+and the EnvRunners act with modules, the Algorithm syncs their weights, learners train them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ("ActionDistInputs", "MultiRLModule", "QValues", "RLModule", "Stateful")
+
+
+class Stateful(Protocol):
+    """Give plain-data state and take it back: what checkpoints and weight syncs use."""
+
+    def get_state(self) -> dict[str, Any]:
+        """Return the state as plain data (numpy array copies, numbers, strings, dicts)."""
+        ...
+
+    def set_state(self, state: dict[str, Any], /) -> None:
+        """Load what ``get_state()`` returned."""
+        ...
+
+
+class RLModule(Stateful, Protocol):
+    """Choose actions for a batch of observations: one policy's networks (RLlib's RLModule)."""
+
+    def forward_exploration(self, obs: NDArray[Any], rng: np.random.Generator, /) -> NDArray[Any]:
+        """Return one action per row of ``obs``, exploring (sampled from the policy)."""
+        ...
+
+    def forward_inference(self, obs: NDArray[Any], /) -> NDArray[Any]:
+        """Return one greedy action per row of ``obs``."""
+        ...
+
+
+class MultiRLModule(Stateful, Protocol):
+    """Hold one module per module id (RLlib's MultiRLModule; hookbus's ``MultiAgentModule``).
+
+    Its state is nested by module id.
+    """
+
+    def __getitem__(self, module_id: str, /) -> RLModule:
+        """Return the module ``module_id``."""
+        ...
+
+    def __iter__(self) -> Iterator[str]:
+        """Iterate over the module ids."""
+        ...
+
+    def __len__(self) -> int:
+        """Return the number of modules."""
+        ...
+
+
+# Optional capabilities of an RLModule: SoftQ exploration needs one of them.
+
+
+@runtime_checkable
+class QValues(Protocol):
+    """A module with Q-values (``DQNModule``)."""
+
+    def q_values(self, obs: NDArray[Any], /) -> NDArray[Any]:
+        """Return Q(obs, a) for every action: [B, n]."""
+        ...
+
+
+@runtime_checkable
+class ActionDistInputs(Protocol):
+    """A module with action logits (``PPOModule``)."""
+
+    def action_dist_inputs(self, obs: NDArray[Any], /) -> NDArray[Any]:
+        """Return the policy head's output (logits) for ``obs``."""
+        ...
