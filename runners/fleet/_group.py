@@ -173,7 +173,8 @@ class EnvRunnerGroup(RunnerHealth):
             if any(not isinstance(outcome, Exception) for outcome in outcomes):
                 self.sampled()  # before the round's failures are counted: they come after
             sampled = await self._settle(runners, outcomes)
-            for _, part in sampled:
+            for runner, part in sampled:
+                self._tally.handed_out(runner.worker_index, part)
                 episodes.extend(part)
             missing = share * (len(runners) - len(sampled))
         return episodes
@@ -198,10 +199,21 @@ class EnvRunnerGroup(RunnerHealth):
         return episodes
 
     async def get_metrics(self) -> list[dict[str, Any]]:
-        """Return a metrics snapshot (``reduce()``) of every sampling runner that answers."""
+        """Return a metrics snapshot (``reduce()``) of every sampling runner that answers.
+
+        Runners that failed after handing out episodes their metrics had not reported yet
+        are counted by one more snapshot (``_tally``): env steps and episodes only, so that
+        the counts merged from these snapshots are those of every episode ``sample()``
+        returned.
+        """
         runners = self.sampling_runners
         outcomes = await collect([r.get_metrics for r in runners])
-        return [snapshot for _, snapshot in await self._settle(runners, outcomes)]
+        snapshots = []
+        for runner, snapshot in await self._settle(runners, outcomes):
+            self._tally.counted(runner.worker_index)
+            snapshots.append(snapshot)
+        lost = self._tally.lost_counts()
+        return snapshots if lost is None else [*snapshots, lost]
 
     async def sync_weights(self, weights: dict[str, Any]) -> None:
         """Send the learner's weights to every healthy remote runner."""

@@ -18,6 +18,7 @@ from hookbus.kernel import Publisher
 
 from ..backends._base import EnvRunnerHandle
 from ._faults import gather, within
+from ._tally import Tally
 
 __all__ = ("RunnerHealth",)
 
@@ -36,6 +37,7 @@ class RunnerHealth:
         # Runner failures (restarts that failed included) since a runner last returned a
         # sample: num_consecutive_env_runner_failures_tolerance bounds it.
         self._failures_in_a_row = 0
+        self._tally = Tally()  # what runners handed out that their metrics do not count yet
 
     @property
     def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
@@ -59,8 +61,12 @@ class RunnerHealth:
         return sum(self._restarts.values())
 
     def mark_failed(self, worker_index: int) -> None:
-        """Take remote runner ``worker_index`` out of service (its worker is gone)."""
+        """Take remote runner ``worker_index`` out of service (its worker is gone).
+
+        What it handed out that its metrics did not count yet is counted apart (``_tally``).
+        """
         self._failed.setdefault(worker_index, time.monotonic())
+        self._tally.lost(worker_index)
 
     def sampled(self) -> None:
         """Note that a runner returned a sample: runner failures are no longer in a row."""

@@ -44,7 +44,7 @@ MOMENTS: dict[str, list[tuple[int, str, str, int]]] = {
 
 
 # Issue 32, before its fix: a failure at these moments still ends short (or miscounted).
-_BROKEN = {"metrics": "the dead runner's counts are lost", "both": "no runner left: short batch"}
+_BROKEN = {"both": "no runner left: short batch"}
 CASES = [
     pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=_BROKEN[m])) if m in _BROKEN else m
     for m in MOMENTS
