@@ -145,7 +145,7 @@ class Algorithm(LearnerHost, SyncFacade):
         if self._loop is None:  # set up by the caller's loop (async with): only async use
             self._caller_loop = True
         config = self.config
-        group = EnvRunnerGroup(config, bus=self.bus, loop=self._loop)
+        group = EnvRunnerGroup(config, bus=self.bus, loop=self._loop, publisher=self._publisher)
         self._env_runner_group = group
         self.learner = self._make_learner(group.local_env_runner)
         group.set_module(self.learner.module)
@@ -228,9 +228,7 @@ class Algorithm(LearnerHost, SyncFacade):
         As RLlib's ``restore_env_runners()`` before each training step: the restarted
         runners get the learner's current weights, then ``on_env_runners_recreated`` fires.
         """
-        await self.env_runner_group.restore_and_announce(
-            self.learner.module.get_state(), self._publisher, is_evaluation=False
-        )
+        await self.env_runner_group.restore_and_announce(self.learner.module.get_state())
 
     async def _timed_training_step(self) -> None:
         with self.metrics.log_time(("timers", "training_iteration")):

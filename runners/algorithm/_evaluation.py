@@ -87,7 +87,9 @@ class Evaluation:
         # Their own copy: a round running parallel to training must not see the weights
         # change under it while the learner updates (in a worker thread).
         self._module = copy.deepcopy(algorithm.learner.module)
-        self.group = EnvRunnerGroup(self.config, bus=algorithm.bus, loop=self._loop)
+        self.group = EnvRunnerGroup(
+            self.config, bus=algorithm.bus, loop=self._loop, publisher=self._publisher
+        )
         self.group.set_module(self._module)
         await self.group.setup()
 
@@ -130,7 +132,7 @@ class Evaluation:
         assert group is not None, "setup() comes first"
         if weights is None:
             weights = algorithm.learner.module.get_state()
-        await group.restore_and_announce(weights, self._publisher, is_evaluation=True)
+        await group.restore_and_announce(weights)
         self._module.set_state(weights)
         await group.sync_weights(weights)
         await self._publisher.publish(

@@ -43,14 +43,6 @@ MOMENTS: dict[str, list[tuple[int, str, str, int]]] = {
 }
 
 
-# Issue 32, before its fix: a failure at these moments still ends short (or miscounted).
-_BROKEN = {"both": "no runner left: short batch"}
-CASES = [
-    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=_BROKEN[m])) if m in _BROKEN else m
-    for m in MOMENTS
-]
-
-
 def plan(kills: list[tuple[int, str, str, int]], markers: Path) -> str:
     return json.dumps(
         [
@@ -108,7 +100,7 @@ def train_and_check(config: PPOConfig, moment: str) -> list[dict[str, Any]]:
     return results
 
 
-@pytest.mark.parametrize("moment", CASES)
+@pytest.mark.parametrize("moment", list(MOMENTS))
 def test_a_worker_killed_at_any_moment_leaves_every_batch_full(
     small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str
 ) -> None:
@@ -118,7 +110,7 @@ def test_a_worker_killed_at_any_moment_leaves_every_batch_full(
 
 
 @pytest.mark.usefixtures("ray_cluster")
-@pytest.mark.parametrize("moment", CASES)
+@pytest.mark.parametrize("moment", list(MOMENTS))
 def test_an_actor_killed_at_any_moment_leaves_every_batch_full(
     small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str
 ) -> None:
