@@ -122,3 +122,73 @@ def test_an_actor_killed_at_any_moment_leaves_every_batch_full(
     while ray.available_resources().get("CPU") != 2.0:  # every actor ended
         assert time.monotonic() < deadline, "an actor outlived stop()"
         time.sleep(0.1)
+
+
+# --- evaluation rounds in env steps -----------------------------------------------------------
+
+# moment -> kills of evaluation runners (training samples on the local runner alone)
+EVALUATION_MOMENTS: dict[str, list[tuple[int, str, str, int]]] = {
+    # round 1 starts with the weights' sync: runner 1 dies loading them
+    "weight-sync": [(1, "set_weights", "receipt", 1)],
+    # round 1: runner 1's request reaches a dead worker
+    "request": [(1, "sample_and_get_metrics", "receipt", 1)],
+    # round 1: runner 1 sampled its share, and dies with half of the reply sent
+    "reply": [(1, "sample_and_get_metrics", "reply", 1)],
+    # round 2: runner 1 dies at its request, runner 2 when asked for runner 1's share
+    "both": [
+        (1, "sample_and_get_metrics", "receipt", 2),
+        (2, "sample_and_get_metrics", "receipt", 3),
+    ],
+}
+
+EVALUATION_STEPS = 150
+
+
+def evaluating_killed_at(
+    moment: str, config: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> PPOConfig:
+    monkeypatch.setenv("HOOKBUS_FAULT_PLAN", plan(EVALUATION_MOMENTS[moment], tmp_path))
+    return (
+        config.evaluation(
+            evaluation_interval=1,
+            evaluation_num_env_runners=2,
+            evaluation_duration=EVALUATION_STEPS,
+            evaluation_duration_unit="timesteps",
+        )
+        .fault_tolerance(delay_between_env_runner_restarts_s=0)
+        .callbacks(process_helpers.Recreations())
+    )
+
+
+def evaluate_and_check(config: PPOConfig, moment: str) -> None:
+    """Train ``ITERATIONS`` iterations, each with a round: every round gets its budget."""
+    with config.build() as algo:
+        results = [algo.train() for _ in range(ITERATIONS)]
+        group = algo.eval_env_runner_group
+        assert group is not None
+        assert group.healthy_env_runner_ids() == [1, 2]
+        recreations = algo.bus.callbacks[0]
+    for i, result in enumerate(results):
+        runners = result["evaluation"]["env_runners"]
+        assert runners["num_env_steps_sampled"] == EVALUATION_STEPS, f"round {i + 1}"
+        assert runners["num_env_steps_sampled_lifetime"] == EVALUATION_STEPS * (i + 1)
+    restarted = sorted(i for indices, _ in recreations.calls for i in indices)  # type: ignore[attr-defined]
+    assert restarted == sorted({runner for runner, *_ in EVALUATION_MOMENTS[moment]})
+    assert {is_evaluation for _, is_evaluation in recreations.calls} == {True}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("moment", list(EVALUATION_MOMENTS))
+def test_evaluation_rounds_in_env_steps_get_their_budget_whatever_the_moment(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str
+) -> None:
+    config = small_ppo.env_runners(backend="process")
+    evaluate_and_check(evaluating_killed_at(moment, config, tmp_path, monkeypatch), moment)
+    assert process_helpers.worker_processes(os.getpid()) == []
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_evaluation_actors_all_killed_in_a_round_are_restarted_for_its_budget(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = small_ppo.env_runners(backend="ray", num_cpus_per_env_runner=0.5)
+    evaluate_and_check(evaluating_killed_at("both", config, tmp_path, monkeypatch), "both")
