@@ -14,11 +14,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from hookbus.runners import PPOConfig
+from hookbus.runners import DQNConfig, PPOConfig
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # so workers import the helpers too
 import process_helpers
@@ -40,6 +39,9 @@ MOMENTS: dict[str, list[tuple[int, str, str, int]]] = {
     # iteration 2: runner 1 dies at its request, runner 2 when asked for runner 1's share:
     # no runner is left while the failures are settled, and both are restarted then
     "both": [(1, "sample", "receipt", 2), (2, "sample", "receipt", 3)],
+    # iteration 1: runner 1 dies at its request; iteration 2: its new worker dies loading the
+    # weights it is restarted with (a failed restart); iteration 3 restarts it for good
+    "restart": [(1, "sample", "receipt", 1), (1, "set_weights", "receipt", 1)],
 }
 
 
@@ -55,7 +57,7 @@ def plan(kills: list[tuple[int, str, str, int]], markers: Path) -> str:
 def killed_at(
     moment: str, config: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> PPOConfig:
-    """Return ``config`` with runner 1's worker set to die at ``moment``."""
+    """Return ``config`` with workers set to die at ``moment``, restarted at once."""
     monkeypatch.setenv("HOOKBUS_FAULT_PLAN", plan(MOMENTS[moment], tmp_path))
     if moment == "mid-sample":
         env_config = {"fail_on": [1], "how": "kill", "at_step": 30, "marker_dir": str(tmp_path)}
@@ -65,8 +67,8 @@ def killed_at(
     )
 
 
-def train_and_check(config: PPOConfig, moment: str) -> list[dict[str, Any]]:
-    """Train ``ITERATIONS`` iterations; check each one's batch and counts; return results."""
+def train_and_check(config: PPOConfig, moment: str) -> None:
+    """Train ``ITERATIONS`` iterations; check each one's batch, counts and restarts."""
     with config.build() as algo:
         results = [algo.train() for _ in range(ITERATIONS)]
         assert algo.env_runner_group.healthy_env_runner_ids() == [1, 2]
@@ -89,15 +91,14 @@ def train_and_check(config: PPOConfig, moment: str) -> list[dict[str, Any]]:
         assert counts == (steps, episodes, steps_lifetime, steps_lifetime, episodes_lifetime), (
             f"iteration {i + 1}"
         )
-    # Every runner killed was restarted once, announced, with the learner's weights.
+    # Every runner killed is back, announced once, with the learner's weights.
     restarted = sorted(i for indices, _ in recreations.calls for i in indices)  # type: ignore[attr-defined]
     assert restarted == sorted({runner for runner, *_ in kills})
     assert all(recreations.weights_match)  # type: ignore[attr-defined]
     assert results[-1]["env_runner_group"] == {
         "num_healthy_env_runners": 2,
-        "num_remote_env_runner_restarts": len(restarted),
+        "num_remote_env_runner_restarts": len(kills),  # a restart per kill, failed ones too
     }
-    return results
 
 
 @pytest.mark.parametrize("moment", list(MOMENTS))
@@ -106,6 +107,39 @@ def test_a_worker_killed_at_any_moment_leaves_every_batch_full(
 ) -> None:
     config = small_ppo.env_runners(num_env_runners=2, backend="process")
     train_and_check(killed_at(moment, config, tmp_path, monkeypatch), moment)
+    assert process_helpers.worker_processes(os.getpid()) == []
+
+
+def test_dqn_counts_the_rounds_of_a_runner_killed_between_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DQN samples in rounds, syncing the weights after each: runner 1 dies at its 3rd sync,
+    after handing out 3 rounds whose counts its metrics had not reported yet."""
+    monkeypatch.setenv("HOOKBUS_FAULT_PLAN", plan([(1, "set_weights", "receipt", 3)], tmp_path))
+    config = (
+        DQNConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=2, backend="process")
+        .training(num_steps_sampled_before_learning_starts=0, train_batch_size=16)
+        .reporting(min_sample_timesteps_per_iteration=64)
+        .fault_tolerance(delay_between_env_runner_restarts_s=0)
+        .debugging(seed=0)
+    )
+    with config.build() as algo:
+        results = [algo.train() for _ in range(ITERATIONS)]
+    lifetime = 0
+    for i, result in enumerate(results):
+        runners = result["env_runners"]
+        steps = result["num_env_steps_sampled_lifetime"] - lifetime  # into the replay buffer
+        lifetime += steps
+        assert steps >= 64, f"iteration {i + 1}: short"
+        assert runners["num_env_steps_sampled"] == steps, f"iteration {i + 1}"
+        assert runners["num_env_steps_sampled_lifetime"] == lifetime
+    assert results[0]["env_runner_group"]["num_healthy_env_runners"] == 1
+    assert results[-1]["env_runner_group"] == {
+        "num_healthy_env_runners": 2,
+        "num_remote_env_runner_restarts": 1,
+    }
     assert process_helpers.worker_processes(os.getpid()) == []
 
 
