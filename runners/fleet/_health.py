@@ -188,6 +188,7 @@ class RunnerHealth:
         still without runners, calls again).
         """
         config = self.config
+        self.mark_lost(self.remote_env_runners)  # workers that died unnoticed: failed too
         failed = sorted(self._failed)
         names = ", ".join(map(str, failed))
         lead = f"no env runner left to {what}: env runners {names} failed"
