@@ -18,7 +18,7 @@ import os
 import signal
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, get_args
 
 import msgspec
 
@@ -44,8 +44,18 @@ class Kill(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def read_plan(text: str | None) -> list[Kill]:
-    """Decode a plan (``HOOKBUS_FAULT_PLAN``'s JSON); none is an empty plan."""
-    return msgspec.json.decode(text, type=list[Kill]) if text else []
+    """Decode a plan (``HOOKBUS_FAULT_PLAN``'s JSON); none is an empty plan.
+
+    A request that no message asks (a typo) is a ValueError: that kill would never fire.
+    """
+    plan = msgspec.json.decode(text, type=list[Kill]) if text else []
+    known = {message.method for message in get_args(Request)}
+    for kill in plan:
+        if kill.request not in known:
+            raise ValueError(
+                f"{FAULT_PLAN_ENV}: unknown request {kill.request!r}; known: {sorted(known)}"
+            )
+    return plan
 
 
 def inject(
@@ -57,28 +67,30 @@ def inject(
     the bytes a Ray actor returns).
     """
     seen: Counter[str] = Counter()
-    state: dict[str, Any] = {"index": None, "pending": None}
+    index: int | None = None  # the worker's runner, from its Init
+    dying = False  # a reply kill is due: the reply goes out half
 
-    def due(request: Request, at: str) -> Kill | None:
-        for kill in plan:
-            if (kill.runner, kill.request, kill.at) != (state["index"], request.method, at):
-                continue
-            if seen[request.method] == kill.nth and _claim(kill.marker):
-                return kill
-        return None
+    def due(request: Request, at: str) -> bool:
+        return any(
+            (kill.runner, kill.request, kill.at, kill.nth)
+            == (index, request.method, at, seen[request.method])
+            and _claim(kill.marker)
+            for kill in plan
+        )
 
     def serving(request: Request) -> Reply:
+        nonlocal index, dying
         if isinstance(request, Init):
-            state["index"] = request.worker_index
+            index = request.worker_index
         seen[request.method] += 1
-        if due(request, "receipt") is not None:
+        if due(request, "receipt"):
             _die()
         reply = serve(request)
-        state["pending"] = due(request, "reply")
+        dying = due(request, "reply")
         return reply
 
     def sending(data: bytes) -> Any:
-        if state["pending"] is None:
+        if not dying:
             return send(data)
         send(data[: len(data) // 2])
         _die()
