@@ -220,7 +220,9 @@ class Algorithm:
     async def _setup(self) -> None:
         self._sync.set_up_in_caller_loop()  # unless in its own loop (then only async use)
         config = self.config
-        group = EnvRunnerGroup(config, bus=self.bus, loop=self._sync.loop)
+        group = EnvRunnerGroup(
+            config, bus=self.bus, loop=self._sync.loop, publisher=self._publisher
+        )
         self._env_runner_group = group
         self._learner = make_learner(
             config,
@@ -305,9 +307,7 @@ class Algorithm:
         As RLlib's ``restore_env_runners()`` before each training step: the restarted
         runners get the learner's current weights, then ``on_env_runners_recreated`` fires.
         """
-        await self.env_runner_group.restore_and_announce(
-            self.learner.module.get_state(), self._publisher, is_evaluation=False
-        )
+        await self.env_runner_group.restore_and_announce(self.learner.module.get_state())
 
     async def _timed_training_step(self) -> None:
         with self.metrics.log_time(("timers", "training_iteration")):

@@ -97,7 +97,9 @@ class Evaluation:
         # Their own copy: a round running parallel to training must not see the weights
         # change under it while the learner updates (in a worker thread).
         self._module = module = copy.deepcopy(algorithm.learner.module)
-        self.group = EnvRunnerGroup(self.config, bus=algorithm.bus, loop=self._loop)
+        self.group = EnvRunnerGroup(
+            self.config, bus=algorithm.bus, loop=self._loop, publisher=self._publisher
+        )
         self.group.set_module(module)
         await self.group.setup()
 
@@ -141,7 +143,7 @@ class Evaluation:
         assert module is not None
         if weights is None:
             weights = algorithm.learner.module.get_state()
-        await group.restore_and_announce(weights, self._publisher, is_evaluation=True)
+        await group.restore_and_announce(weights)
         module.set_state(weights)
         await group.sync_weights(weights)
         await self._publisher.publish(
@@ -191,23 +193,23 @@ class Evaluation:
     ) -> list[SampleSummary]:
         """Sample the round's budget on the healthy runners (the local one if none remote)."""
         runners: list[EnvRunnerHandle]
+        auto = self.config.evaluation_duration == "auto"
         if not group.remote_env_runners:
             runners = list(group.sampling_runners)
         else:
             runners = group.healthy_remote_runners
-            if not runners:
+            if not runners and auto:
                 logger.warning(
                     "hookbus: no healthy evaluation env runner: this evaluation round sampled "
                     "nothing (see config.fault_tolerance())"
                 )
                 return []
-        config = self.config
         try:
-            if config.evaluation_duration == "auto":
+            if auto:
                 return await self._sample_auto(runners, training)
             return await self._sample_fixed(runners)
         finally:
-            group.mark_lost(runners)  # workers a timeout or a cancellation ended
+            group.mark_lost(group.remote_env_runners)  # workers a timeout or cancellation ended
 
     async def _sample_fixed(self, runners: list[EnvRunnerHandle]) -> list[SampleSummary]:
         """Sample exactly ``evaluation_duration`` episodes or env steps over ``runners``.
@@ -215,16 +217,19 @@ class Evaluation:
         Synchronous (default): the budget is split evenly (the first ``budget % k`` runners
         do one more, as RLlib); a share whose runner failed is split again over the healthy
         runners once the others are done. Asynchronous: runners pull small units (one
-        episode per sub-env) as they become free, and a failed unit goes back at once.
+        episode per sub-env) as they become free, and a failed unit goes back at once. When
+        no runner is left (none at the start, or all failed), failed runners are restarted
+        at once (``group.revive``), or a ``RemoteError`` says why they cannot be.
         """
         config = self.config
         budget = int(config.evaluation_duration)
         by_episodes = config.evaluation_duration_unit == "episodes"
         pulling = config.enable_async_evaluation
-        pending = units(budget, len(runners), config, by_episodes) if pulling else [budget]
+        pending = units(budget, max(1, len(runners)), config, by_episodes) if pulling else [budget]
         idle = list(runners)
         began: set[int] = set()  # runners that sampled this round: they go on, unreset
         summaries: list[SampleSummary] = []
+        stalled: float | None = None  # when no runner was left, first
         error: Exception | None = None
         send, receive = anyio.create_memory_object_stream[tuple[EnvRunnerHandle, int, _Outcome]](
             math.inf
@@ -243,6 +248,10 @@ class Evaluation:
                             )
                             tg.start_soon(_deliver, request, runner, share, send)
                         running += len(starts)
+                        if running == 0 and pending:  # budget left, and no runner to do it
+                            stalled = time.monotonic() if stalled is None else stalled
+                            idle += await self._revive(budget - sum(pending), budget, stalled)
+                            continue
                         if running == 0:
                             break
                         runner, share, outcome = await receive.receive()
@@ -259,16 +268,21 @@ class Evaluation:
                     tg.cancel_scope.cancel()
         if error is not None:
             raise error
-        if pending:
-            done = sum(s.num_episodes if by_episodes else s.num_env_steps for s in summaries)
-            unit = "episodes" if by_episodes else "env steps"
-            logger.warning(
-                "hookbus: every evaluation env runner failed; this round covered %d of %d %s",
-                done,
-                budget,
-                unit,
-            )
         return summaries
+
+    async def _revive(self, done: int, budget: int, stalled: float) -> list[EnvRunnerHandle]:
+        """Restart failed evaluation runners (none is left); return those back in service."""
+        group, config = self.group, self.config
+        assert group is not None
+        unit = "episodes" if config.evaluation_duration_unit == "episodes" else "env steps"
+        await group.revive(
+            group.current_weights(),
+            what=f"evaluate {budget - done} more of {budget} {unit}",
+            since=stalled,
+            limit_s=config.evaluation_sample_timeout_s,
+            setting="evaluation_sample_timeout_s",
+        )
+        return group.healthy_remote_runners
 
     async def _sample_auto(
         self, runners: list[EnvRunnerHandle], training: anyio.Event | None

@@ -13,7 +13,7 @@ import functools
 import os
 import sys
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -22,6 +22,7 @@ import ray.cloudpickle
 
 from hookbus.kernel import Bus, ConfigError, ServiceRegistry
 
+from ._injection import FAULT_PLAN_ENV, inject, read_plan
 from ._ray_services import RayServices, lookup
 from ._remote import RemoteEnvRunner
 from ._wire import (
@@ -86,15 +87,21 @@ def ensure_ray() -> None:
 class RunnerActor:
     """What runs in each actor: a ``Worker`` serving encoded requests, one at a time.
 
-    ``services``: the name prefix of the Algorithm's service actors (``_ray_services``).
+    ``services``: the name prefix of the Algorithm's service actors (``_ray_services``);
+    ``fault_plan``: the driver's ``HOOKBUS_FAULT_PLAN``, for tests (``_injection``).
     """
 
-    def __init__(self, services: str) -> None:
+    def __init__(self, services: str, fault_plan: str | None = None) -> None:
         self._worker = Worker(services=functools.partial(lookup, services))
+        self._serve: Callable[[Request], Reply] = self._worker.serve
+        self._send: Callable[[bytes], bytes] = bytes  # bytes(b) is b: no copy
+        plan = read_plan(fault_plan)
+        if plan:  # tests only: die at a named moment
+            self._serve, self._send = inject(plan, self._serve, self._send)
 
     def handle(self, body: bytes) -> bytes:
         """Serve one encoded request; return the encoded reply (failures included)."""
-        return encode(self._worker.serve(decode_request(body)))
+        return self._send(encode(self._serve(decode_request(body))))
 
     def pid(self) -> int:
         """Return the actor's process id (for messages)."""
@@ -170,7 +177,7 @@ class RayEnvRunner(RemoteEnvRunner):
         prefix = self._services.prefix
         # max_restarts=0: hookbus's fault-tolerance settings decide restarts (a new actor).
         options = {"num_cpus": self.config.num_cpus_per_env_runner, "max_restarts": 0}
-        handle = _actor().options(**options).remote(prefix)
+        handle = _actor().options(**options).remote(prefix, os.environ.get(FAULT_PLAN_ENV))
         self._handle, self._lock = handle, anyio.Lock()
         self._watch = handle.watch.options(concurrency_group=_WATCH).remote()
         self._name = "ray actor starting"

@@ -24,6 +24,7 @@ import anyio
 from hookbus.events import Event
 
 from ..env_runner import EnvRunner, env_runner_class, make_bus
+from ._injection import FAULT_PLAN_ENV, inject, read_plan
 from ._services import PipeServices
 from ._wire import (
     Call,
@@ -232,15 +233,23 @@ def main() -> None:
     # otherwise every worker would print a KeyboardInterrupt traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker = Worker(services=PipeServices(requests, replies).lookup)
+    serve: Callable[[Request], Reply] = worker.serve
+    send: Callable[[bytes], Any] = functools.partial(_send, replies)
+    plan = read_plan(os.environ.get(FAULT_PLAN_ENV))
+    if plan:  # tests only: die at a named moment (_injection)
+        serve, send = inject(plan, serve, send)
     while True:
         request = read_frame_sync(requests)
         if request is None:
             return
-        reply = worker.serve(request)
-        replies.write(frame(reply))
-        replies.flush()
+        send(frame(serve(request)))
         if isinstance(request, Stop):
             return
+
+
+def _send(replies: BinaryIO, data: bytes) -> None:
+    replies.write(data)
+    replies.flush()
 
 
 if __name__ == "__main__":

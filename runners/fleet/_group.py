@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hookbus.kernel import Bus, Control, Episode
+from hookbus.kernel import Bus, Control, Episode, Publisher
 
 from .._loop import LoopThread, run_sync
 from ..backends import load_backend
@@ -38,8 +39,10 @@ class EnvRunnerGroup(RunnerHealth):
 
     A remote runner whose worker died or hung, or whose env raised, is *failed* (``fail``,
     see ``_faults``): the group's methods leave it out until ``restore_env_runners()``
-    restarts it, as the config's fault-tolerance settings allow. Requests to several runners
-    run each in its own task; one runner's failure never cancels another's request.
+    restarts it, as the config's fault-tolerance settings allow (``sample()`` restarts
+    runners itself when none is left). Requests to several runners run each in its own
+    task; one runner's failure never cancels another's request. ``publisher`` (the
+    Algorithm's) announces restarts with ``on_env_runners_recreated``.
 
     ``foreach_env(fn)``, ``foreach_env_with_context(fn)`` and ``foreach_env_runner(fn)`` are
     sync, as in RLlib (a script, a sync callback); ``aforeach_env(fn)``, ... are their
@@ -53,8 +56,9 @@ class EnvRunnerGroup(RunnerHealth):
         bus: Bus,
         module: Any = None,
         loop: LoopThread | None = None,
+        publisher: Publisher | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(publisher)
         self.config = config
         self.local_env_runner = env_runner_class(config)(
             config, bus=bus, module=module, worker_index=0
@@ -148,35 +152,52 @@ class EnvRunnerGroup(RunnerHealth):
         await gather([runner.setup for runner in self.remote_env_runners])
 
     async def sample(self, num_timesteps: int) -> list[Episode]:
-        """Sample about ``num_timesteps`` env steps, split evenly over the sampling runners.
+        """Sample at least ``num_timesteps`` env steps, split evenly over the sampling runners.
 
         A remote runner that fails (``sample_timeout_s`` bounds each request) is taken out
         of service as the fault-tolerance settings say; what the others sampled is kept,
-        and its share is sampled again by the runners left. With none left, the round ends
-        short (RLlib's ``synchronous_parallel_sample`` does the same).
+        and the runners left sample again until the env steps returned reach
+        ``num_timesteps``, as RLlib's ``synchronous_parallel_sample`` does. When none is
+        left, failed runners are restarted here and now (``revive``), where RLlib ends the
+        round short: the batch is full, or a ``RemoteError`` says which runners failed and
+        which setting keeps them out.
         """
         episodes: list[Episode] = []
-        missing = num_timesteps
-        while missing > 0:
+        sampled = 0
+        stalled: float | None = None  # when no runner was left, first
+        while sampled < num_timesteps:
             runners = self.sampling_runners
             if not runners:
-                logger.warning(
-                    "hookbus: no healthy env runner left: this round sampled %d of %d env "
-                    "steps; failed runners are restarted at the next iteration as "
-                    "config.fault_tolerance() allows",
-                    num_timesteps - missing,
-                    num_timesteps,
-                )
-                break
-            share = math.ceil(missing / len(runners))
+                stalled = time.monotonic() if stalled is None else stalled
+                await self._revive_to_sample(sampled, num_timesteps, stalled)
+                continue
+            share = math.ceil((num_timesteps - sampled) / len(runners))
             outcomes = await collect([functools.partial(self._sample, r, share) for r in runners])
             if any(not isinstance(outcome, Exception) for outcome in outcomes):
                 self.sampled()  # before the round's failures are counted: they come after
-            sampled = await self._settle(runners, outcomes)
-            for _, part in sampled:
+            for runner, part in await self._settle(runners, outcomes):
+                self._tally.handed_out(runner.worker_index, part)
                 episodes.extend(part)
-            missing = share * (len(runners) - len(sampled))
+                sampled += sum(map(len, part))
         return episodes
+
+    async def _revive_to_sample(self, sampled: int, wanted: int, stalled: float) -> None:
+        await self.revive(
+            self.current_weights(),
+            what=f"sample {wanted - sampled} more of {wanted} env steps",
+            since=stalled,
+            limit_s=self.config.sample_timeout_s,
+            setting="sample_timeout_s",
+        )
+
+    def current_weights(self) -> dict[str, Any]:
+        """Return the weights a restarted runner gets: the local runner's module's.
+
+        That module is the learner's (the Algorithm's group) or the round's copy (the
+        evaluation group), which the group's remote runners were last given.
+        """
+        weights: dict[str, Any] = self.local_env_runner.module.get_state()
+        return weights
 
     async def _sample(self, runner: EnvRunnerHandle, share: int) -> list[Episode]:
         timeout = self.config.sample_timeout_s
@@ -198,10 +219,21 @@ class EnvRunnerGroup(RunnerHealth):
         return episodes
 
     async def get_metrics(self) -> list[dict[str, Any]]:
-        """Return a metrics snapshot (``reduce()``) of every sampling runner that answers."""
+        """Return a metrics snapshot (``reduce()``) of every sampling runner that answers.
+
+        Runners that failed after handing out episodes their metrics had not reported yet
+        are counted by one more snapshot (``_tally``): env steps and episodes only, so that
+        the counts merged from these snapshots are those of every episode ``sample()``
+        returned.
+        """
         runners = self.sampling_runners
         outcomes = await collect([r.get_metrics for r in runners])
-        return [snapshot for _, snapshot in await self._settle(runners, outcomes)]
+        snapshots = []
+        for runner, snapshot in await self._settle(runners, outcomes):
+            self._tally.counted(runner.worker_index)
+            snapshots.append(snapshot)
+        lost = self._tally.lost_counts()
+        return snapshots if lost is None else [*snapshots, lost]
 
     async def sync_weights(self, weights: dict[str, Any]) -> None:
         """Send the learner's weights to every healthy remote runner."""

@@ -13,11 +13,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
+
 from hookbus.events import EnvRunnersRecreated
 from hookbus.kernel import Publisher
 
 from ..backends._base import EnvRunnerHandle
+from ..backends._wire import RemoteError
 from ._faults import gather, within
+from ._tally import Tally
 
 __all__ = ("RunnerHealth",)
 
@@ -30,12 +34,15 @@ class RunnerHealth:
     config: Any
     remote_env_runners: list[EnvRunnerHandle]
 
-    def __init__(self) -> None:
+    def __init__(self, publisher: Publisher | None = None) -> None:
+        self._publisher = publisher  # announces restarts (None: they go unannounced)
         self._failed: dict[int, float] = {}  # worker index -> when it failed (monotonic)
         self._restarts: dict[int, int] = {}  # worker index -> restarts tried
         # Runner failures (restarts that failed included) since a runner last returned a
         # sample: num_consecutive_env_runner_failures_tolerance bounds it.
         self._failures_in_a_row = 0
+        self._tally = Tally()  # what runners handed out that their metrics do not count yet
+        self._last_failure: BaseException | None = None  # the latest runner failure
 
     @property
     def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
@@ -59,8 +66,12 @@ class RunnerHealth:
         return sum(self._restarts.values())
 
     def mark_failed(self, worker_index: int) -> None:
-        """Take remote runner ``worker_index`` out of service (its worker is gone)."""
+        """Take remote runner ``worker_index`` out of service (its worker is gone).
+
+        What it handed out that its metrics did not count yet is counted apart (``_tally``).
+        """
         self._failed.setdefault(worker_index, time.monotonic())
+        self._tally.lost(worker_index)
 
     def sampled(self) -> None:
         """Note that a runner returned a sample: runner failures are no longer in a row."""
@@ -75,6 +86,7 @@ class RunnerHealth:
         gets a note naming them, for the caller to raise.
         """
         self.mark_failed(runner.worker_index)
+        self._last_failure = exc
         await runner.kill()
         config = self.config
         if config.restart_failed_env_runners or config.ignore_env_runner_failures:
@@ -134,12 +146,16 @@ class RunnerHealth:
         restarted = await gather([functools.partial(self._restart, i, weights) for i in due])
         return [index for index, ok in zip(due, restarted, strict=True) if ok]
 
-    async def restore_and_announce(
-        self, weights: dict[str, Any], publisher: Publisher, *, is_evaluation: bool
-    ) -> list[int]:
-        """Restart what ``restore_env_runners()`` may; publish ``on_env_runners_recreated``."""
+    async def restore_and_announce(self, weights: dict[str, Any]) -> list[int]:
+        """Restart what ``restore_env_runners()`` may; publish ``on_env_runners_recreated``.
+
+        It is published with the publisher the group was given (the Algorithm's), with
+        ``is_evaluation`` from the config.
+        """
         restored = await self.restore_env_runners(weights)
-        if restored:
+        publisher = self._publisher
+        if restored and publisher is not None:
+            is_evaluation = bool(self.config.in_evaluation)
             await publisher.publish(
                 EnvRunnersRecreated,
                 {
@@ -151,6 +167,52 @@ class RunnerHealth:
                 is_evaluation=is_evaluation,
             )
         return restored
+
+    async def revive(
+        self,
+        weights: dict[str, Any],
+        *,
+        what: str,
+        since: float,
+        limit_s: float | None,
+        setting: str,
+    ) -> None:
+        """Restart failed runners now: none is left, and ``what`` is still to be done.
+
+        As ``restore_and_announce()``, but in the middle of a request to the group: a runner
+        whose ``delay_between_env_runner_restarts_s`` has not passed yet is waited for, if
+        it may restart before ``limit_s`` seconds from ``since`` (when the group found no
+        runner left) are over. Raise ``RemoteError`` naming the failed runners and the
+        setting that stops them instead: restarts off, restarts used up, or too late for
+        ``setting`` (``limit_s``). A restart that fails counts as usual (and the caller,
+        still without runners, calls again).
+        """
+        config = self.config
+        self.mark_lost(self.remote_env_runners)  # workers that died unnoticed: failed too
+        failed = sorted(self._failed)
+        names = ", ".join(map(str, failed))
+        lead = f"no env runner left to {what}: env runners {names} failed"
+        last = self._last_failure  # the cause shown under the error
+        if not config.restart_failed_env_runners:
+            raise RemoteError(
+                f"{lead}; config.fault_tolerance(restart_failed_env_runners=False) restarts none"
+            ) from last
+        most = config.max_num_env_runner_restarts
+        left = [i for i in failed if self._restarts.get(i, 0) < most]
+        if not left:
+            raise RemoteError(
+                f"{lead}; each was restarted max_num_env_runner_restarts={most} times"
+            ) from last
+        delay = config.delay_between_env_runner_restarts_s
+        due = max(time.monotonic(), min(self._failed[i] for i in left) + delay)
+        if limit_s is not None and due > since + limit_s:
+            raise RemoteError(
+                f"{lead}; none may restart within {setting}={limit_s} "
+                f"(delay_between_env_runner_restarts_s={delay})"
+            ) from last
+        logger.warning("hookbus: %s; restarting them now", lead)
+        await anyio.sleep(max(0.0, due - time.monotonic()))
+        await self.restore_and_announce(weights)
 
     async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
         runner = self.remote_env_runners[worker_index - 1]
@@ -178,6 +240,7 @@ class RunnerHealth:
         except Exception as exc:  # a restart that fails is one more failure, not fatal...
             await runner.kill()
             self._failed[worker_index] = time.monotonic()
+            self._last_failure = exc
             if not self._tolerate_one_more(exc):  # ... unless there were too many in a row
                 raise
             logger.warning("hookbus: restarting %s failed: %r", runner.where, exc)

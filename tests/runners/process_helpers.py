@@ -580,3 +580,21 @@ class HangsAfterFailure:
 
 class HangingPPOModule(HangsAfterFailure, PPOModule):
     """A PPOModule that hangs as ``HangsAfterFailure`` says."""
+
+
+class LearnerBatches(Callback):
+    """On the driver: the env steps and finished episodes each iteration's learner got."""
+
+    observer = True  # an Algorithm hook: it never runs in workers
+
+    def __init__(self) -> None:
+        self.steps = [0]
+        self.episodes = [0]
+
+    def on_learner_update_start(self, *, batch: Any, **kwargs: Any) -> None:
+        self.steps[-1] += sum(map(len, batch))
+        self.episodes[-1] += sum(chunk.is_done for chunk in batch)
+
+    def on_train_result(self, **kwargs: Any) -> None:
+        self.steps.append(0)
+        self.episodes.append(0)

@@ -491,6 +491,22 @@ def test_ignored_failures_leave_the_runner_out(small_ppo: PPOConfig, tmp_path: P
     assert results[1]["evaluation"]["num_remote_worker_restarts"] == 0
 
 
+def test_with_every_evaluation_runner_failed_and_no_restarts_the_round_says_so(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    config = flaky_eval(small_ppo, crash_once_on=[1, 2, 3], marker_dir=str(tmp_path))
+    config = config.fault_tolerance(
+        restart_failed_env_runners=False, ignore_env_runner_failures=True
+    )
+    with config.build() as algo:
+        with pytest.raises(
+            RemoteError,
+            match=r"no env runner left to evaluate 10 more of 10 episodes: env runners 1, 2, 3 "
+            r"failed; config.fault_tolerance\(restart_failed_env_runners=False\) restarts none",
+        ):
+            algo.train()
+
+
 def test_evaluation_runners_can_be_processes_while_training_is_inline(
     small_ppo: PPOConfig,
 ) -> None:

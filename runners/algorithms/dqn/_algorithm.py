@@ -126,10 +126,12 @@ class DQN(Algorithm):
     async def training_step(self) -> None:
         """Sample rounds into the buffer, train on replayed batches, update the target."""
         group, config, metrics = self.env_runner_group, self.config, self.metrics
+        # With every runner out (failed, waiting for its restart), sample() restarts them:
+        # a round is then one runner's fragment.
         per_round = (
             config.rollout_fragment_length
             * config.num_envs_per_env_runner
-            * len(group.sampling_runners)
+            * max(1, len(group.sampling_runners))
         )
         timers = dict.fromkeys(_TIMERS, 0.0)
         totals: dict[str, float] = {}
@@ -164,8 +166,8 @@ class DQN(Algorithm):
                 if group.remote_env_runners:
                     await group.sync_weights(self._learner_of_one_module().module.get_state())
                     timers["synch_weights"] += clock() - t3
-            if sampled >= config.min_sample_timesteps_per_iteration or not per_round:
-                break  # enough, or every runner failed (see config.fault_tolerance())
+            if sampled >= config.min_sample_timesteps_per_iteration:
+                break
         metrics.aggregate(await group.get_metrics(), key="env_runners")
         metrics.log_value("num_env_steps_sampled_lifetime", sampled, reduce="sum")
         for name, seconds in timers.items():

@@ -128,8 +128,6 @@ class PPO(Algorithm):
             episodes = await group.sample(config.train_batch_size)
         metrics.aggregate(await group.get_metrics(), key="env_runners")
         metrics.log_value("num_env_steps_sampled_lifetime", sum(map(len, episodes)), reduce="sum")
-        if not episodes:  # every runner failed (see config.fault_tolerance()): nothing to learn
-            return
         with metrics.log_time(("timers", "learner_update_timer")):
             # Off the event loop's thread, so an embedding service stays responsive; the
             # learner hooks' handlers run on the loop, before and after (timed with it).

@@ -327,14 +327,75 @@ def test_more_failures_in_a_row_than_the_tolerance_are_raised(
     # Both runners fail every round, so failures add up: 2, then 4 > 3.
     config = always_failing(small_ppo, fail_on=[1, 2], tolerance=3, backend=backend)
     with config.build() as algo:
-        first = algo.train()  # both fail: 2 in a row, tolerated; the round ends short
-        assert first["env_runner_group"]["num_healthy_env_runners"] == 0
         with pytest.raises(ValueError, match=r"env failed at step 30") as info:
-            algo.train()  # both restarted, both fail again: 4 in a row
+            # Both fail: 2 in a row, tolerated; with no runner left both are restarted at
+            # once to fill the batch, and both fail again: 4 in a row.
+            algo.train()
     notes = "\n".join(info.value.__notes__)
     assert "4 env runner failures in a row, with no sample returned in between" in notes
     assert "num_consecutive_env_runner_failures_tolerance=3" in notes
     assert children() == []
+
+
+@pytest.mark.parametrize(
+    ("settings", "why"),
+    [
+        (
+            {"delay_between_env_runner_restarts_s": 60.0},
+            r"none may restart within sample_timeout_s=1.0 "
+            r"\(delay_between_env_runner_restarts_s=60.0\)",
+        ),
+        (
+            {"max_num_env_runner_restarts": 1},
+            r"each was restarted max_num_env_runner_restarts=1 times",
+        ),
+        (
+            {"restart_failed_env_runners": False, "ignore_env_runner_failures": True},
+            r"config.fault_tolerance\(restart_failed_env_runners=False\) restarts none",
+        ),
+    ],
+    ids=["delay-beyond-sample-timeout", "restarts-used-up", "restarts-off"],
+)
+def test_with_no_runner_left_one_error_names_the_runners_and_the_setting(
+    small_ppo: PPOConfig, settings: dict[str, Any], why: str
+) -> None:
+    config = (
+        always_failing(small_ppo, fail_on=[1, 2], tolerance=100)
+        .env_runners(sample_timeout_s=1.0)
+        .fault_tolerance(**settings)
+    )
+    with config.build() as algo:
+        with pytest.raises(
+            RemoteError,
+            match=r"no env runner left to sample \d+ more of 200 "
+            r"env steps: env runners 1, 2 failed; " + why,
+        ) as info:
+            algo.train()
+    assert repr(info.value.__cause__) == "ValueError('env failed at step 30')"  # the last failure
+
+
+def test_with_no_runner_left_they_are_restarted_once_their_delay_passed(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    env_config = {"fail_on": [1, 2], "how": "raise", "at_step": 30, "marker_dir": str(tmp_path)}
+    config = (
+        small_ppo.environment(process_helpers.Faulty, env_config=env_config)
+        .env_runners(num_env_runners=2)
+        .fault_tolerance(delay_between_env_runner_restarts_s=0.5)
+        .callbacks(process_helpers.Recreations())
+    )
+    with config.build() as algo:
+        result = algo.train()  # both fail; they sit out half a second, then sample the batch
+        recreations = algo.bus.callbacks[0]
+    assert recreations.calls == [([1, 2], False)]  # type: ignore[attr-defined]
+    assert recreations.weights_match == [True]  # type: ignore[attr-defined]
+    steps = result["num_env_steps_sampled_lifetime"]
+    assert steps >= 200
+    assert result["env_runners"]["num_env_steps_sampled"] == steps
+    assert result["env_runner_group"] == {
+        "num_healthy_env_runners": 2,
+        "num_remote_env_runner_restarts": 2,
+    }
 
 
 def test_a_sample_returned_in_between_resets_the_count(small_ppo: PPOConfig) -> None:
