@@ -39,7 +39,6 @@ from typing import Any
 
 from ._control import CONTROL_HOOKS, Control, merge, refuse
 from ._errors import ConfigError
-from ._hooks import OPTIONAL_LIVE_ARGS
 
 __all__ = ("SAMPLE_EVERY", "ChainTiming", "Handler", "compile_chain", "is_async_callable")
 
@@ -82,7 +81,9 @@ class Handler:
     priority: int = 0
     on_error: str | None = None  # None: the bus's policy (``_policy``)
     deadline: float | None = None  # seconds; None: the bus's (``_stats``)
-    skips: frozenset[str] = frozenset()  # OPTIONAL_LIVE_ARGS it cannot take: not passed
+    # The keyword arguments it names, when it takes no ``**kwargs``: it is passed only those
+    # (SPEC: "one without gets exactly the names it declares"). None: it takes them all.
+    accepts: frozenset[str] | None = None
 
     @classmethod
     def of(
@@ -97,7 +98,7 @@ class Handler:
         on_error: str | None = None,
         deadline: float | None = None,
     ) -> Handler:
-        """Describe ``fn``, deciding once whether it is async and which arguments it skips."""
+        """Describe ``fn``, deciding once whether it is async and which arguments it takes."""
         return cls(
             fn,
             describe(fn),
@@ -109,20 +110,21 @@ class Handler:
             priority,
             on_error,
             deadline,
-            _skipped(fn),
+            _accepted(fn),
         )
 
 
-def _skipped(fn: Callable[..., Any]) -> frozenset[str]:
-    """Return the optional live arguments ``fn`` has no parameter for (and no ``**kwargs``)."""
+def _accepted(fn: Callable[..., Any]) -> frozenset[str] | None:
+    """Return the keyword arguments ``fn`` names, or None if it takes ``**kwargs`` (all)."""
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):  # no signature to read: pass everything, as ever
-        return frozenset()
+        return None
     if any(p.kind is p.VAR_KEYWORD for p in parameters):
-        return frozenset()
-    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return OPTIONAL_LIVE_ARGS - named
+        return None
+    return frozenset(
+        p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +241,9 @@ def _function(
     """
 
     def kwargs(h: Handler) -> str:
-        # Every live argument, but for the optional ones the handler has no parameter for.
-        return ", ".join(["event=event", *(f"{a}={a}" for a in live_args if a not in h.skips)])
+        # ``event`` and every live argument, or those a handler without **kwargs names.
+        names = ("event", *live_args)
+        return ", ".join(f"{a}={a}" for a in names if h.accepts is None or a in h.accepts)
 
     # A handler's result is looked at only when it is not None (one comparison per call;
     # bench/dispatch.py): a sync wrapper (a decorator, a lambda) around an async function

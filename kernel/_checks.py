@@ -2,10 +2,10 @@
 
 Everything here runs at registration (``Bus(...)``, ``bus.add_callbacks``, ``bus.subscribe``,
 ``config.callbacks(...)``), so the publish path stays as compiled in ``_chain``. A handler is
-called with keyword arguments only: ``event`` and its hook's live arguments (``LIVE_ARGS``),
-every one of them, every time (an optional one, ``OPTIONAL_LIVE_ARGS``, only if it names it).
-So a handler must either name them all (the optional ones aside) or take ``**kwargs``, and
-may require nothing else; a required positional-only parameter can never be filled.
+called with keyword arguments only: ``event`` and its hook's live arguments (``LIVE_ARGS``)
+if it takes ``**kwargs``, else exactly those it names (as RLlib calls a plain function such
+as ``f(algorithm, metrics_logger, result)``). So it may require nothing its hook does not
+pass, and a required positional-only parameter can never be filled.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hookbus.events import HOOKS
 from ._callback import Callback, overridden_hooks
 from ._chain import describe
 from ._errors import ConfigError
-from ._hooks import LIVE_ARGS, OPTIONAL_LIVE_ARGS, hook_name
+from ._hooks import LIVE_ARGS, hook_name
 from ._options import BusOptions
 
 __all__ = (
@@ -30,7 +30,6 @@ __all__ = (
     "checked_callbacks",
 )
 
-_BY_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -158,11 +157,10 @@ def _check_signature(fn: Any, hook: str, name: str, unbound: bool = False) -> No
     given = ("event", *LIVE_ARGS[hook])
     problem = _mismatch(params, given, hook)
     if problem:
-        example = ", ".join(("*", *given[:2], "**kwargs"))
         raise ConfigError(
             f"handler {name} cannot take the arguments of {hook!r}: {problem}; handlers are "
-            f"called with keyword arguments only ({', '.join(given)}) and must accept "
-            f"**kwargs, e.g. ({example})"
+            f"called with keyword arguments only, those they name of ({', '.join(given)}), "
+            f"or all of them with **kwargs"
         )
 
 
@@ -175,12 +173,6 @@ def _mismatch(params: list[inspect.Parameter], given: tuple[str, ...], hook: str
             return f"its parameter {p.name!r} is positional-only"
         if p.name not in given:
             return f"it requires {p.name!r}, which {hook!r} does not pass"
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return ""
-    taken = {p.name for p in params if p.kind in _BY_KEYWORD}
-    missing = [arg for arg in given if arg not in taken and arg not in OPTIONAL_LIVE_ARGS]
-    if missing:
-        return f"it has no **kwargs and no parameter for {', '.join(map(repr, missing))}"
     return ""
 
 

@@ -310,7 +310,7 @@ class OneHook(Callback):
         pass
 
 
-def episode_only(episode: Any) -> None:
+def episode_only(episode: Any, foo: Any) -> None:
     pass
 
 
@@ -326,8 +326,8 @@ def episode_only(episode: Any) -> None:
         (
             (),
             {"on_episode_end": episode_only},
-            r"handler .*episode_only cannot take the arguments of 'on_episode_end': it has no "
-            r"\*\*kwargs and no parameter for 'event'",
+            r"handler .*episode_only cannot take the arguments of 'on_episode_end': it "
+            r"requires 'foo', which 'on_episode_end' does not pass",
         ),
         (
             (),
@@ -347,6 +347,28 @@ def test_bad_callbacks_fail_at_config_callbacks_naming_the_value(
     # The refused call changed nothing.
     assert small_ppo.callbacks_class == [OneHook]
     assert list(small_ppo.callbacks_per_hook) == ["on_train_result"]
+
+
+def test_rllibs_plain_functions_run_unchanged(small_ppo: PPOConfig) -> None:
+    """RLlib's docs pass ``on_train_result=_write_buffer_if_necessary`` defined with exactly
+    ``(algorithm, metrics_logger, result)``: it gets those names, nothing else."""
+    seen: list[Any] = []
+
+    def _write_buffer_if_necessary(algorithm: Any, metrics_logger: Any, result: Any) -> None:
+        seen.append((type(algorithm).__name__, result["training_iteration"]))
+        metrics_logger.log_value("written", 1, reduce="sum")
+
+    def episode_length(episode: Any) -> None:
+        seen.append(len(episode))
+
+    config = small_ppo.callbacks(
+        on_train_result=_write_buffer_if_necessary, on_episode_end=episode_length
+    )
+    with config.build() as algo:
+        result = algo.train()
+    assert ("PPO", 1) in seen
+    assert all(isinstance(n, int) and n > 0 for n in seen if not isinstance(n, tuple))
+    assert result["written"] == 1
 
 
 def test_instances_classes_and_duck_typed_objects_are_all_accepted(small_ppo: PPOConfig) -> None:
