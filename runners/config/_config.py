@@ -12,7 +12,7 @@ import msgspec
 
 from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
 
-from ._multi_agent import check_multi_agent
+from ._multi_agent import check_multi_agent, is_multi_agent
 from ._sections import ConfigSections
 from ._settings import (
     EnvRunnersSettings,
@@ -115,13 +115,65 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         """The exploration settings in force: ``exploration_config`` or the default."""
         return dict(self.exploration_config or self.default_exploration_config)
 
-    def copy(self) -> Self:
-        """Return an independent copy (callback instances and functions are shared)."""
+    def copy(self, copy_frozen: bool | None = None) -> Self:
+        """Return an independent copy (callback instances and functions are shared).
+
+        ``copy_frozen`` (RLlib's): True freezes the copy, False thaws it, None (default)
+        keeps this config's state.
+        """
         new = copy.copy(self)
-        new._values = self._copy_values()
-        new.callbacks_class = list(self.callbacks_class)
-        new.callbacks_per_hook = {k: list(v) for k, v in self.callbacks_per_hook.items()}
+        object.__setattr__(new, "_values", self._copy_values())
+        object.__setattr__(new, "callbacks_class", list(self.callbacks_class))
+        per_hook = {k: list(v) for k, v in self.callbacks_per_hook.items()}
+        object.__setattr__(new, "callbacks_per_hook", per_hook)
+        if copy_frozen is not None:
+            object.__setattr__(new, "_is_frozen", copy_frozen)
         return new
+
+    # --- RLlib's ways to make and keep configs ---------------------------------------------
+
+    @classmethod
+    def overrides(cls, **kwargs: Any) -> dict[str, Any]:
+        """Return ``kwargs`` as setting overrides, checked against this class's settings.
+
+        As RLlib's: for ``evaluation(evaluation_config=PPOConfig.overrides(explore=False))``.
+        A name this config class has no setting for is a KeyError; ``lambda`` stands for
+        ``lambda_``.
+        """
+        overrides = {}
+        for key, value in kwargs.items():
+            name = "lambda_" if key == "lambda" else key
+            if name not in cls._section_of:
+                raise KeyError(f"Invalid property name {key} for config class {cls.__name__}!")
+            overrides[name] = value
+        return overrides
+
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any]) -> Self:
+        """Return a new config with the settings of ``config_dict`` (``update_from_dict``)."""
+        settings = {k: v for k, v in config_dict.items() if k != "_is_frozen"}
+        return cls().update_from_dict(settings)
+
+    def freeze(self) -> None:
+        """Make this config read-only: setting anything raises AttributeError (as RLlib)."""
+        object.__setattr__(self, "_is_frozen", True)
+
+    @property
+    def is_frozen(self) -> bool:
+        """Whether ``freeze()`` made this config read-only."""
+        return self._is_frozen
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_is_frozen", False):
+            raise AttributeError(
+                f"Cannot set attribute ({name}) of an already frozen AlgorithmConfig!"
+            )
+        super().__setattr__(name, value)
+
+    @property
+    def is_multi_agent(self) -> bool:
+        """Whether this config trains several policies, or a MultiAgentEnv (RLlib's)."""
+        return is_multi_agent(self)
 
     def get_evaluation_config_object(self) -> Self:
         """Return the config of the evaluation runners: a copy with ``evaluation_config`` applied.
@@ -141,21 +193,31 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             raise ConfigError(
                 f"evaluation_config cannot override {named}; allowed: {', '.join(allowed)}"
             )
-        config = self.copy()
+        config = self.copy(copy_frozen=False)
         for name, value in overrides.items():
             setattr(config, name, copy.deepcopy(value))
         config.num_env_runners = self.evaluation_num_env_runners
         config.in_evaluation = True
+        if self._is_frozen:
+            config.freeze()
         return config
 
     # --- RLlib's switches, with hookbus's one setting each ----------------------------------
+
+    enable_rl_module_and_learner: ClassVar[bool] = True
+    """RLlib's switch, always on: hookbus has only the new API stack (RLModules, Learners)."""
+    enable_env_runner_and_connector_v2: ClassVar[bool] = True
+    """RLlib's switch, always on: hookbus has only the new API stack (EnvRunners)."""
 
     def api_stack(
         self,
         enable_rl_module_and_learner: bool | None = None,
         enable_env_runner_and_connector_v2: bool | None = None,
     ) -> Self:
-        """Accept RLlib's new API stack (EnvRunners, Learners): the only one hookbus has."""
+        """Accept RLlib's new API stack (EnvRunners, Learners): the only one hookbus has.
+
+        Both switches read True on every config (``config.enable_rl_module_and_learner``).
+        """
         for name, value in (
             ("enable_rl_module_and_learner", enable_rl_module_and_learner),
             ("enable_env_runner_and_connector_v2", enable_env_runner_and_connector_v2),
@@ -243,7 +305,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         data = msgspec.msgpack.decode(state.pop("_data"))
         objects = state.pop("_objects")
         self.__dict__.update(state)
-        self._values = {
+        self.__dict__["_values"] = {
             name: msgspec.structs.replace(
                 msgspec.convert(data.get(name, {}), struct), **objects.get(name, {})
             )

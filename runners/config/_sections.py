@@ -135,6 +135,8 @@ class ConfigSections:
         def __getattr__(self, name: str) -> Any: ...
         def __setattr__(self, name: str, value: Any) -> None: ...
 
+    _is_frozen: bool = False  # freeze() sets it on an instance
+
     def __init__(self) -> None:
         self._values: dict[str, Settings] = {
             name: struct() for name, struct in self.sections.items()
@@ -159,6 +161,11 @@ class ConfigSections:
         raise KeyError(f"{type(self).__name__} has no section of type {struct.__name__}")
 
     def _set(self, name: str, given: dict[str, Any]) -> Self:
+        if self._is_frozen:
+            setting = next(iter(given), name)
+            raise AttributeError(
+                f"Cannot set attribute ({setting}) of an already frozen AlgorithmConfig!"
+            )
         current = self._values[name]
         values = self.sections[name].merge(current, given)
         self._values[name] = msgspec.structs.replace(current, **values)

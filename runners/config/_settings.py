@@ -162,6 +162,16 @@ def _settings_of(hint: Any) -> list[Setting]:
     return [extra for extra in get_args(hint)[1:] if isinstance(extra, Setting)]
 
 
+def _deep_merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(old)
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merged(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 def _env(name: str, value: object) -> None:
     if value is None:
         raise ConfigError("no env set: call config.environment('CartPole-v1') or similar")
@@ -194,6 +204,15 @@ _seed = optional(Check("an int", lambda v: isinstance(v, int) and not isinstance
 
 class EnvironmentSettings(Settings, frozen=True, kw_only=False):
     """``config.environment(...)``: the env and its config (``env`` may be positional)."""
+
+    @classmethod
+    def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
+        """Merge a given ``env_config`` into the current one, nested dicts too (RLlib's
+        ``deep_update``), so ``environment(env_config={"is_slippery": False})`` keeps the rest."""
+        new = given.get("env_config")
+        if isinstance(new, dict):
+            given["env_config"] = _deep_merged(getattr(current, "env_config", {}), new)
+        return given
 
     env: Annotated[
         Any,
