@@ -41,6 +41,7 @@ from .config import AlgorithmConfig as AlgorithmConfig, PolicySpec as PolicySpec
 from .env_runner import (
     EnvRunner as EnvRunner,
     EnvRunnerMetrics as EnvRunnerMetrics,
+    SampleRequest as SampleRequest,
     SampleSummary as SampleSummary,
 )
 from .envs import (
@@ -92,6 +93,7 @@ __all__ = (
     "ProcessEnvRunner",
     "RemoteError",
     "ReplayBuffer",
+    "SampleRequest",
     "SampleSummary",
     "SingleAgentEpisode",
     "SoftQ",

@@ -18,6 +18,7 @@ import msgspec
 from hookbus.events import Event, HookbusError, codec
 from hookbus.kernel import Control
 
+from ..env_runner import SampleRequest
 from ..envs import is_env_failure, mark_env_failure
 from ._wire_episodes import (
     WireEpisode as WireEpisode,
@@ -149,24 +150,17 @@ class Setup(_RequestBase, tag="setup"):
 
 
 class Sample(_RequestBase, tag="sample"):
-    """Sample and return the episode chunks."""
+    """Sample as ``request`` asks and return the episode chunks."""
 
     method: ClassVar[str] = "sample"
-    num_timesteps: int | None = None
-    num_episodes: int | None = None
-    random_actions: bool = False
-    force_reset: bool = False
-    exact: bool = False
+    request: SampleRequest
 
 
 class SampleAndGetMetrics(_RequestBase, tag="sample_and_get_metrics"):
-    """Sample, keep the episodes, return counts and metrics."""
+    """Sample as ``request`` asks, keep the episodes, return counts and metrics."""
 
     method: ClassVar[str] = "sample_and_get_metrics"
-    num_timesteps: int | None = None
-    num_episodes: int | None = None
-    force_reset: bool = False
-    exact: bool = False
+    request: SampleRequest
 
 
 class GetMetrics(_RequestBase, tag="get_metrics"):

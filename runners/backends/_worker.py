@@ -7,7 +7,6 @@ corrupt the protocol.
 
 from __future__ import annotations
 
-import functools
 import os
 import pickle
 import runpy
@@ -114,26 +113,12 @@ class Worker:
         anyio.run(self._runner.setup)
         return Done()
 
-    def sample(self, request: Sample) -> Sampled:
-        call = functools.partial(
-            self._runner.sample,
-            request.num_timesteps,
-            request.num_episodes,
-            request.random_actions,
-            force_reset=request.force_reset,
-            exact=request.exact,
-        )
-        return Sampled(episodes=[episode_to_wire(e) for e in anyio.run(call)])
+    def sample(self, message: Sample) -> Sampled:
+        chunks = anyio.run(self._runner.sample_request, message.request)
+        return Sampled(episodes=[episode_to_wire(e) for e in chunks])
 
-    def sample_and_get_metrics(self, request: SampleAndGetMetrics) -> Summary:
-        call = functools.partial(
-            self._runner.sample_and_get_metrics,
-            request.num_timesteps,
-            request.num_episodes,
-            force_reset=request.force_reset,
-            exact=request.exact,
-        )
-        summary = anyio.run(call)
+    def sample_and_get_metrics(self, message: SampleAndGetMetrics) -> Summary:
+        summary = anyio.run(self._runner.sample_and_get_metrics, message.request)
         return Summary(
             num_env_steps=summary.num_env_steps,
             num_episodes=summary.num_episodes,
