@@ -102,6 +102,7 @@ class EnvRunner(EpisodeLifecycle):
         self,
         num_timesteps: int | None = None,
         num_episodes: int | None = None,
+        explore: bool | None = None,
         random_actions: bool = False,
         *,
         force_reset: bool = False,
@@ -113,16 +114,19 @@ class EnvRunner(EpisodeLifecycle):
         the episode chunks sampled in this call: finished episodes and the ongoing ones cut
         at the end (each a copy holding only the steps not returned before).
 
-        ``force_reset=True`` first resets every sub-env; the ongoing episodes are dropped
-        (no ``on_episode_end`` for them), as RLlib's ``force_reset`` does. ``exact=True``
-        meets the budget exactly, where a vector env otherwise overshoots: no new episode
-        starts once ``num_episodes`` are under way (the sub-envs left over step unrecorded),
-        and the transitions beyond ``num_timesteps`` in the last vector step are dropped,
-        their episodes with them. Sub-envs left like that are reset by the next call.
+        ``explore`` None acts as the config's ``explore`` says; True or False overrides it
+        for this call (RLlib's keyword). ``force_reset=True`` first resets every sub-env;
+        the ongoing episodes are dropped (no ``on_episode_end`` for them), as RLlib's
+        ``force_reset`` does. ``exact=True`` meets the budget exactly, where a vector env
+        otherwise overshoots: no new episode starts once ``num_episodes`` are under way
+        (the sub-envs left over step unrecorded), and the transitions beyond
+        ``num_timesteps`` in the last vector step are dropped, their episodes with them.
+        Sub-envs left like that are reset by the next call.
         """
         request = SampleRequest(
             num_timesteps=num_timesteps,
             num_episodes=num_episodes,
+            explore=explore,
             random_actions=random_actions,
             force_reset=force_reset,
             exact=exact,
@@ -134,23 +138,23 @@ class EnvRunner(EpisodeLifecycle):
         num_timesteps, num_episodes = request.num_timesteps, request.num_episodes
         if num_timesteps is None and num_episodes is None:
             num_timesteps = self.config.rollout_fragment_length * self.num_envs
+        explore = self.config.explore if request.explore is None else request.explore
         if not self._announced:
             await self._announce()
         if request.force_reset:
             self._drop_ongoing()
         done: list[Episode] = []
         dropped: list[Episode] = []  # cut short by an exact budget: handed out, never resumed
+        act = (explore, request.random_actions)
         if request.exact:
             if self._obs is None:
                 # Only as many episodes as the budget: the other sub-envs step unrecorded.
                 await self._reset_all(num_episodes)
-            steps = await self._run(
-                num_timesteps, num_episodes, request.random_actions, done, dropped
-            )
+            steps = await self._run(num_timesteps, num_episodes, *act, done, dropped)
         else:
             if self._obs is None:
                 await self._reset_all()
-            steps = await self._run(num_timesteps, num_episodes, request.random_actions, done)
+            steps = await self._run(num_timesteps, num_episodes, *act, done)
         samples = self._cut(done, dropped)
         if request.exact and None in self._episodes:
             self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh
@@ -190,6 +194,7 @@ class EnvRunner(EpisodeLifecycle):
         self,
         num_timesteps: int | None,
         num_episodes: int | None,
+        explore: bool,
         random_actions: bool,
         done: list[Episode],
         dropped: list[Episode] | None = None,
@@ -216,7 +221,7 @@ class EnvRunner(EpisodeLifecycle):
         steps = 0
         timestep_before = self._timestep
         while steps < max_steps and len(done) < max_episodes:
-            actions = self._actions(random_actions)
+            actions = self._actions(explore, random_actions)
             obs, rewards, terminateds, truncateds, infos = env.step(actions)
             action_list = actions.tolist() if actions.ndim == 1 else list(actions)
             reward_list = rewards.tolist()
@@ -310,11 +315,11 @@ class EnvRunner(EpisodeLifecycle):
         episode.truncate()  # a multi-agent episode's agents all leave truncated
         return True
 
-    def _actions(self, random_actions: bool) -> Any:
+    def _actions(self, explore: bool, random_actions: bool) -> Any:
         if random_actions or self.module is None:
             return np.asarray(self.env.action_space.sample())
         return self._exploration.get_actions(
-            self.module, self._obs, self._rng, self._timestep, self.config.explore
+            self.module, self._obs, self._rng, self._timestep, explore
         )
 
     def _cut(self, done: list[Episode], dropped: list[Episode]) -> list[Episode]:

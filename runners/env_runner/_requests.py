@@ -28,6 +28,9 @@ class SampleRequest(msgspec.Struct, frozen=True, kw_only=True):
     """Env steps to sample (a vector env may overshoot by up to ``num_envs - 1``)."""
     num_episodes: int | None = None
     """Episodes to finish (not with ``num_timesteps``)."""
+    explore: bool | None = None
+    """Explore (``forward_exploration``) or act greedily (``forward_inference``); None:
+    the config's ``explore`` (RLlib's keyword)."""
     random_actions: bool = False
     """Act uniformly at random instead of with the module."""
     force_reset: bool = False

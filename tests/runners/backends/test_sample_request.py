@@ -1,11 +1,14 @@
-"""One SampleRequest from EnvRunner.sample() to every backend."""
+"""One SampleRequest from EnvRunner.sample() to every backend: RLlib's explore=None end to end."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pytest
 
 from hookbus.kernel import Bus, ConfigError
-from hookbus.runners import EnvRunner, PPOConfig, SampleRequest
+from hookbus.runners import EnvRunner, MultiAgentCartPole, PPOConfig, SampleRequest
 
 
 @pytest.fixture(params=["inline", "process", "ray"])
@@ -16,19 +19,48 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def greedy_steps(chunks: list[Any], module: Any) -> tuple[int, int]:
+    """Return how many of the chunks' actions are the module's greedy ones, and of how many."""
+    greedy = total = 0
+    for chunk in chunks:
+        observations = np.asarray(chunk.get_observations())[: len(chunk)]
+        actions = np.asarray(chunk.get_actions())
+        greedy += int(np.count_nonzero(module.forward_inference(observations) == actions))
+        total += len(chunk)
+    return greedy, total
+
+
 @pytest.mark.anyio
-async def test_every_backend_samples_as_the_request_asks(
+async def test_explore_overrides_the_config_for_one_request(
     small_ppo: PPOConfig, backend: str
 ) -> None:
     config = small_ppo.env_runners(
         num_env_runners=1, num_envs_per_env_runner=2, backend=backend, num_cpus_per_env_runner=0.5
     )
     async with config.build() as algo:
+        assert algo.env_runner.config.explore is True
+        module = algo.env_runner.module  # the learner's; the remote runner holds a copy
         (runner,) = algo.env_runner_group.remote_env_runners
-        chunks = await runner.sample(SampleRequest(num_timesteps=101, exact=True))
-        assert sum(map(len, chunks)) == 101
+        greedy, total = greedy_steps(
+            await runner.sample(SampleRequest(num_timesteps=100, explore=False)), module
+        )
+        assert greedy == total >= 100
+        greedy, total = greedy_steps(await runner.sample(SampleRequest(num_timesteps=100)), module)
+        assert 0 < greedy < total  # the config's explore=True: sampled, not greedy
         summary = await runner.sample_and_get_metrics(SampleRequest(num_episodes=2, exact=True))
         assert summary.num_episodes == 2
+
+
+@pytest.mark.anyio
+async def test_sample_explore_keyword_overrides_the_config(small_ppo: PPOConfig) -> None:
+    async with small_ppo.env_runners(explore=False).build() as algo:
+        runner, module = algo.env_runner, algo.env_runner.module
+        greedy, total = greedy_steps(await runner.sample(num_timesteps=100), module)
+        assert greedy == total >= 100
+        greedy, total = greedy_steps(await runner.sample(num_timesteps=100, explore=True), module)
+        assert 0 < greedy < total
+        greedy, total = greedy_steps(await runner.sample(num_timesteps=100, explore=False), module)
+        assert greedy == total
 
 
 def test_a_bad_request_fails_where_it_is_built() -> None:
@@ -38,7 +70,7 @@ def test_a_bad_request_fails_where_it_is_built() -> None:
         SampleRequest(num_episodes=0)
     with pytest.raises(TypeError, match="Unexpected keyword argument 'num_steps'"):
         SampleRequest(num_steps=10)  # type: ignore[call-arg]
-    assert SampleRequest() == SampleRequest(random_actions=False)
+    assert SampleRequest() == SampleRequest(explore=None, random_actions=False)
 
 
 @pytest.mark.anyio
@@ -50,3 +82,28 @@ async def test_sample_and_get_metrics_takes_a_request_or_samples_keywords() -> N
     assert (by_request.num_episodes, by_keywords.num_episodes) == (2, 3)
     with pytest.raises(TypeError, match="Unexpected keyword argument 'num_steps'"):
         await runner.sample_and_get_metrics(num_steps=10)
+
+
+def policy_of(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
+    return f"p{agent_id}"
+
+
+@pytest.mark.anyio
+async def test_explore_reaches_every_policy_of_a_multi_agent_runner() -> None:
+    config = (
+        PPOConfig()
+        .environment(MultiAgentCartPole, env_config={"num_agents": 2})
+        .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=policy_of)
+        .env_runners(num_envs_per_env_runner=2)
+        .debugging(seed=0)
+    )
+    async with config.build() as algo:
+        runner, modules = algo.env_runner, algo.env_runner.module
+        for explore, all_greedy in ((False, True), (None, False)):
+            greedy = total = 0
+            for chunk in await runner.sample(num_timesteps=100, explore=explore):
+                for agent in chunk.agent_episodes.values():
+                    part = greedy_steps([agent], modules[chunk.module_for(agent.agent_id)])
+                    greedy, total = greedy + part[0], total + part[1]
+            assert (greedy == total) is all_greedy
+            assert greedy > 0
