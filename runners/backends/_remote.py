@@ -34,7 +34,6 @@ from ._wire import (
     ServiceResult,
     SetWeights,
     Summary,
-    control_from_wire,
     episode_from_wire,
     error_from_wire,
 )
@@ -118,7 +117,7 @@ class RemoteEnvRunner:
     async def sample_and_get_metrics(self, request: SampleRequest) -> SampleSummary:
         """Sample remotely and return counts and metrics; the episodes stay there."""
         reply = await self._request(SampleAndGetMetrics(request=request), Summary)
-        return SampleSummary(reply.num_env_steps, reply.num_episodes, reply.metrics)
+        return reply.summary
 
     async def get_metrics(self) -> dict[str, Any]:
         """Return the remote runner's metrics snapshot."""
@@ -171,7 +170,7 @@ class RemoteEnvRunner:
         reply = await self._exchange(message)
         self.handler_errors = self._errors_before + reply.handler_errors
         if reply.control is not None:
-            self._control = Control.combine(self._control, control_from_wire(reply.control))
+            self._control = Control.combine(self._control, reply.control)
         await self._forward(reply.events)
         if isinstance(reply, Failed):
             raise error_from_wire(reply.error, self.where)

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 import anyio
 
 from hookbus.events import Event
+from hookbus.kernel import Control
 
 from ..env_runner import EnvRunner, env_runner_class, make_bus
 from ._services import PipeServices
@@ -39,8 +40,6 @@ from ._wire import (
     SetWeights,
     Stop,
     Summary,
-    WireControl,
-    control_to_wire,
     episode_to_wire,
     error_to_wire,
     frame,
@@ -118,12 +117,7 @@ class Worker:
         return Sampled(episodes=[episode_to_wire(e) for e in chunks])
 
     def sample_and_get_metrics(self, message: SampleAndGetMetrics) -> Summary:
-        summary = anyio.run(self._runner.sample_and_get_metrics, message.request)
-        return Summary(
-            num_env_steps=summary.num_env_steps,
-            num_episodes=summary.num_episodes,
-            metrics=summary.metrics,
-        )
+        return Summary(summary=anyio.run(self._runner.sample_and_get_metrics, message.request))
 
     def get_metrics(self, request: GetMetrics) -> Done:
         return Done(value=self._runner.get_metrics())
@@ -171,9 +165,9 @@ class Worker:
         """Return how many handler exceptions this worker's bus counted (``on_error="log"``)."""
         return self.runner.bus.statistics().errors if self.runner is not None else 0
 
-    def take_control(self) -> WireControl | None:
+    def take_control(self) -> Control | None:
         """Return (and forget) what this worker's handlers asked for since the last reply."""
-        return control_to_wire(self.runner.take_control()) if self.runner is not None else None
+        return self.runner.take_control() if self.runner is not None else None
 
 
 def _load_main(path: str) -> None:

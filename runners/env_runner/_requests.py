@@ -1,14 +1,12 @@
-"""What a runner is asked to sample: one Struct, from ``EnvRunner.sample()`` to the worker.
+"""What a runner is asked to sample (``SampleRequest``), and its counts-only answer.
 
 ``EnvRunner.sample()`` builds a ``SampleRequest`` from its keywords; the backend contract
-(``backends/_base.py``) takes it as its one argument, and the wire carries it as it is. A
-new sampling option is one field here (and its keyword on ``EnvRunner.sample()``): no
-backend, message or worker restates the options.
+(``backends/_base.py``) takes it as its one argument, and the wire carries it as it is (a
+``SampleSummary`` comes back the same way). A new sampling option is one field here (and
+its keyword on ``EnvRunner.sample()``): no backend, message or worker restates the options.
 """
 
 from __future__ import annotations
-
-from typing import Any, NamedTuple
 
 import msgspec
 
@@ -47,9 +45,15 @@ class SampleRequest(msgspec.Struct, frozen=True, kw_only=True):
                 raise ConfigError(f"sample({name}={value!r}): expected an int >= 1")
 
 
-class SampleSummary(NamedTuple):
-    """What ``sample_and_get_metrics()`` returns: counts, and the metrics snapshot."""
+class SampleSummary(msgspec.Struct, frozen=True):
+    """What ``sample_and_get_metrics()`` returns: counts, and the metrics snapshot.
 
+    A worker process or Ray actor sends it back as it is.
+    """
+
+    # Builtins only in the annotations (object is msgspec's Any): msgspec resolves them in
+    # the module the class reports, hookbus.runners once the package re-exports it.
     num_env_steps: int
     num_episodes: int
-    metrics: dict[str, Any]
+    metrics: dict[str, object]
+    """The runner's ``MetricsLogger.reduce()`` snapshot (plain data)."""

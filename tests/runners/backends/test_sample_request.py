@@ -1,4 +1,4 @@
-"""One SampleRequest from EnvRunner.sample() to every backend: RLlib's explore=None end to end."""
+"""What a runner is asked and answers, on every backend: RLlib's explore=None end to end."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hookbus.kernel import Bus, ConfigError
-from hookbus.runners import EnvRunner, MultiAgentCartPole, PPOConfig, SampleRequest
+from hookbus.events import codec
+from hookbus.kernel import Bus, ConfigError, Control
+from hookbus.runners import (
+    EnvRunner,
+    MultiAgentCartPole,
+    PPOConfig,
+    SampleRequest,
+    SampleSummary,
+)
 
 
 @pytest.fixture(params=["inline", "process", "ray"])
@@ -107,3 +114,25 @@ async def test_explore_reaches_every_policy_of_a_multi_agent_runner() -> None:
                     greedy, total = greedy + part[0], total + part[1]
             assert (greedy == total) is all_greedy
             assert greedy > 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        SampleRequest(num_episodes=3, explore=False, force_reset=True, exact=True),
+        SampleSummary(num_env_steps=7, num_episodes=1, metrics={"a": {"b": [1.5, None]}}),
+        Control(
+            stop_training=True,
+            end_episode=True,
+            reason="enough",
+            requested_by={"stop_training": ("A.on_train_result", "B.on_episode_end")},
+        ),
+    ],
+    ids=["request", "summary", "control"],
+)
+def test_what_crosses_to_workers_round_trips_as_itself(value: Any) -> None:
+    for encode, decode in (
+        (codec.encode_msgpack, codec.decode_msgpack),
+        (codec.encode_json, codec.decode_json),
+    ):
+        assert decode(encode(value), type=type(value)) == value
