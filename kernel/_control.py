@@ -5,13 +5,16 @@ where "stop", "checkpoint" or "evaluate" can still be acted on. A chain of such 
 collects its handlers' Controls into one (``merge``): every request is OR-ed, so any stop
 wins, and ``requested_by`` keeps, per request, the names of the handlers that made it. A
 chain where nobody returns a Control never calls anything here: its result stays None.
+
+A Control is a frozen ``msgspec.Struct``: worker processes and Ray actors send their
+handlers' Controls back to the Algorithm as they are, names included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from typing import Any
+
+import msgspec
 
 from ._errors import ConfigError
 
@@ -27,8 +30,7 @@ CONTROL_HOOKS = frozenset(
 REQUESTS = ("stop_training", "checkpoint", "evaluate", "end_episode")
 
 
-@dataclass(frozen=True, slots=True)
-class Control:
+class Control(msgspec.Struct, frozen=True):
     """Ask the training loop to stop, checkpoint or evaluate; return it from a handler.
 
     Return one from a handler of ``on_train_result``, ``on_evaluate_end``,
@@ -47,8 +49,14 @@ class Control:
     evaluate: bool = False
     end_episode: bool = False
     reason: str | None = None
-    requested_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    # Builtins only in the annotations: msgspec resolves them in the module the class
+    # reports, which is hookbus.kernel once the package re-exports it.
+    requested_by: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
     """Per request (``"stop_training"``, ...), the handlers that asked: filled by the bus."""
+
+    def __hash__(self) -> int:
+        # What was asked, not who asked (a dict cannot be hashed): equal Controls hash equal.
+        return hash((self.requested, self.reason))
 
     @property
     def requested(self) -> tuple[str, ...]:
@@ -84,7 +92,7 @@ class Control:
         return f"Control({asked or 'nothing'}{reason})"
 
 
-assert {f.name for f in fields(Control)} == {*REQUESTS, "reason", "requested_by"}
+assert set(Control.__struct_fields__) == {*REQUESTS, "reason", "requested_by"}
 
 
 def merge(total: Control | None, control: Control, name: str) -> Control | None:

@@ -48,6 +48,7 @@ from .config import AlgorithmConfig as AlgorithmConfig, PolicySpec as PolicySpec
 from .env_runner import (
     EnvRunner as EnvRunner,
     EnvRunnerMetrics as EnvRunnerMetrics,
+    SampleRequest as SampleRequest,
     SampleSummary as SampleSummary,
 )
 from .envs import (
@@ -104,6 +105,7 @@ __all__ = (
     "RemoteError",
     "ReplayBuffer",
     "ResultDraft",
+    "SampleRequest",
     "SampleSummary",
     "SingleAgentEpisode",
     "SoftQ",

@@ -29,7 +29,7 @@ from hookbus.metrics import MetricsLogger, results
 from .._loop import LoopThread
 from .._rl_module import Stateful
 from ..backends._base import EnvRunnerHandle
-from ..env_runner import SampleSummary
+from ..env_runner import SampleRequest, SampleSummary
 from ..fleet import EnvRunnerGroup, gather, is_runner_failure, within
 from ._evaluation_budget import auto_steps, hand_out, units
 from ._learner import AnyLearner
@@ -331,8 +331,7 @@ class Evaluation:
         config = self.config
         # Only a worker elsewhere can be given up on: an in-process runner steps in this thread.
         timeout = None if runner.in_process else config.evaluation_sample_timeout_s
-        request = functools.partial(
-            runner.sample_and_get_metrics,
+        request = SampleRequest(
             num_episodes=share if by_episodes else None,
             num_timesteps=None if by_episodes else share,
             force_reset=first_of_round,
@@ -343,7 +342,7 @@ class Evaluation:
             summary: SampleSummary = await within(
                 runner,
                 timeout,
-                request,
+                functools.partial(runner.sample_and_get_metrics, request),
                 what=f"sample {share} {unit}",
                 setting="evaluation_sample_timeout_s",
             )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hookbus.kernel import Bus, Control, Episode
 
-from ..env_runner import SampleSummary
+from ..env_runner import SampleRequest, SampleSummary
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
@@ -77,27 +77,12 @@ class EnvRunnerHandle(Protocol):
         """Start the runner: make its env, publish ``on_environment_created``."""
         ...
 
-    async def sample(
-        self,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
-        random_actions: bool = False,
-        *,
-        force_reset: bool = False,
-        exact: bool = False,
-    ) -> list[Episode]:
-        """Sample as ``EnvRunner.sample()`` does; return the episode chunks."""
+    async def sample(self, request: SampleRequest) -> list[Episode]:
+        """Sample as ``request`` asks (``EnvRunner.sample()``'s options); return the chunks."""
         ...
 
-    async def sample_and_get_metrics(
-        self,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
-        *,
-        force_reset: bool = False,
-        exact: bool = False,
-    ) -> SampleSummary:
-        """Sample, keep the episodes there, return counts and a metrics snapshot."""
+    async def sample_and_get_metrics(self, request: SampleRequest) -> SampleSummary:
+        """Sample as ``request`` asks, keep the episodes there, return counts and metrics."""
         ...
 
     async def get_metrics(self) -> dict[str, Any]:

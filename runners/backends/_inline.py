@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import Bus, Control, Episode
 
-from ..env_runner import EnvRunner, SampleSummary, env_runner_class
+from ..env_runner import EnvRunner, SampleRequest, SampleSummary, env_runner_class
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
@@ -79,32 +79,13 @@ class InlineEnvRunner:
             self._killed = False
         await self.env_runner.setup()
 
-    async def sample(
-        self,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
-        random_actions: bool = False,
-        *,
-        force_reset: bool = False,
-        exact: bool = False,
-    ) -> list[Episode]:
+    async def sample(self, request: SampleRequest) -> list[Episode]:
         """Sample in this loop."""
-        return await self.env_runner.sample(
-            num_timesteps, num_episodes, random_actions, force_reset=force_reset, exact=exact
-        )
+        return await self.env_runner.sample_request(request)
 
-    async def sample_and_get_metrics(
-        self,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
-        *,
-        force_reset: bool = False,
-        exact: bool = False,
-    ) -> SampleSummary:
+    async def sample_and_get_metrics(self, request: SampleRequest) -> SampleSummary:
         """Sample in this loop; return counts and metrics."""
-        return await self.env_runner.sample_and_get_metrics(
-            num_timesteps, num_episodes, force_reset=force_reset, exact=exact
-        )
+        return await self.env_runner.sample_and_get_metrics(request)
 
     async def get_metrics(self) -> dict[str, Any]:
         """Return the runner's metrics snapshot."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hookbus.events import BaseEvent
 from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Control, Episode
 
-from ..env_runner import SampleSummary
+from ..env_runner import SampleRequest, SampleSummary
 from ._services import serve
 from ._wire import (
     Call,
@@ -34,7 +34,6 @@ from ._wire import (
     ServiceResult,
     SetWeights,
     Summary,
-    control_from_wire,
     episode_from_wire,
     error_from_wire,
 )
@@ -107,46 +106,18 @@ class RemoteEnvRunner:
 
     # --- the EnvRunner's API ----------------------------------------------------------------
 
-    async def sample(
-        self,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
-        random_actions: bool = False,
-        *,
-        force_reset: bool = False,
-        exact: bool = False,
-    ) -> list[Episode]:
+    async def sample(self, request: SampleRequest) -> list[Episode]:
         """Sample remotely; forward its events to observers; return the episode chunks."""
-        request = Sample(
-            num_timesteps=num_timesteps,
-            num_episodes=num_episodes,
-            random_actions=random_actions,
-            force_reset=force_reset,
-            exact=exact,
-        )
-        reply = await self._request(request, Sampled)
+        reply = await self._request(Sample(request=request), Sampled)
         # Multi-agent chunks come back as MultiAgentEpisodes: Any until EnvRunnerHandle's
         # sample() (and EnvRunner's) are typed to return either kind.
         episodes: list[Any] = [episode_from_wire(e) for e in reply.episodes]
         return episodes
 
-    async def sample_and_get_metrics(
-        self,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
-        *,
-        force_reset: bool = False,
-        exact: bool = False,
-    ) -> SampleSummary:
+    async def sample_and_get_metrics(self, request: SampleRequest) -> SampleSummary:
         """Sample remotely and return counts and metrics; the episodes stay there."""
-        request = SampleAndGetMetrics(
-            num_timesteps=num_timesteps,
-            num_episodes=num_episodes,
-            force_reset=force_reset,
-            exact=exact,
-        )
-        reply = await self._request(request, Summary)
-        return SampleSummary(reply.num_env_steps, reply.num_episodes, reply.metrics)
+        reply = await self._request(SampleAndGetMetrics(request=request), Summary)
+        return reply.summary
 
     async def get_metrics(self) -> dict[str, Any]:
         """Return the remote runner's metrics snapshot."""
@@ -199,7 +170,7 @@ class RemoteEnvRunner:
         reply = await self._exchange(message)
         self.handler_errors = self._errors_before + reply.handler_errors
         if reply.control is not None:
-            self._control = Control.combine(self._control, control_from_wire(reply.control))
+            self._control = Control.combine(self._control, reply.control)
         await self._forward(reply.events)
         if isinstance(reply, Failed):
             raise error_from_wire(reply.error, self.where)

@@ -18,6 +18,7 @@ import msgspec
 from hookbus.events import Event, HookbusError, codec
 from hookbus.kernel import Control
 
+from ..env_runner import SampleRequest, SampleSummary
 from ..envs import is_env_failure, mark_env_failure
 from ._wire_episodes import (
     WireEpisode as WireEpisode,
@@ -44,12 +45,9 @@ __all__ = (
     "Setup",
     "Stop",
     "Summary",
-    "WireControl",
     "WireEpisode",
     "WireError",
     "WireMultiAgentEpisode",
-    "control_from_wire",
-    "control_to_wire",
     "decode_reply",
     "decode_request",
     "encode",
@@ -91,37 +89,6 @@ class WireError(msgspec.Struct, kw_only=True):
     """Whether it came out of the env's step() or reset() (a runner failure)."""
 
 
-class WireControl(msgspec.Struct, kw_only=True):
-    """A worker's ``Control`` requests (``kernel.Control``), with the handlers that made them."""
-
-    requested: list[str]
-    """The requests made (``Control.requested``: ``"stop_training"``, ...)."""
-    reason: str | None = None
-    requested_by: dict[str, list[str]] = msgspec.field(default_factory=dict)
-
-
-def control_to_wire(control: Control | None) -> WireControl | None:
-    """Describe ``control`` for the Algorithm (None: nobody asked for anything)."""
-    if control is None:
-        return None
-    return WireControl(
-        requested=list(control.requested),
-        reason=control.reason,
-        requested_by={name: list(who) for name, who in control.requested_by.items()},
-    )
-
-
-def control_from_wire(data: WireControl | None) -> Control | None:
-    """Rebuild a worker's ``Control``, keeping the names of the handlers that asked."""
-    if data is None:
-        return None
-    return Control(
-        **dict.fromkeys(data.requested, True),
-        reason=data.reason,
-        requested_by={name: tuple(who) for name, who in data.requested_by.items()},
-    )
-
-
 # --- requests (Algorithm -> worker) -----------------------------------------------------------
 
 
@@ -149,24 +116,17 @@ class Setup(_RequestBase, tag="setup"):
 
 
 class Sample(_RequestBase, tag="sample"):
-    """Sample and return the episode chunks."""
+    """Sample as ``request`` asks and return the episode chunks."""
 
     method: ClassVar[str] = "sample"
-    num_timesteps: int | None = None
-    num_episodes: int | None = None
-    random_actions: bool = False
-    force_reset: bool = False
-    exact: bool = False
+    request: SampleRequest
 
 
 class SampleAndGetMetrics(_RequestBase, tag="sample_and_get_metrics"):
-    """Sample, keep the episodes, return counts and metrics."""
+    """Sample as ``request`` asks, keep the episodes, return counts and metrics."""
 
     method: ClassVar[str] = "sample_and_get_metrics"
-    num_timesteps: int | None = None
-    num_episodes: int | None = None
-    force_reset: bool = False
-    exact: bool = False
+    request: SampleRequest
 
 
 class GetMetrics(_RequestBase, tag="get_metrics"):
@@ -224,8 +184,8 @@ class _ReplyBase(msgspec.Struct, tag_field="reply", kw_only=True):
     events: list[Event] = msgspec.field(default_factory=list)
     handler_errors: int = 0
     """Handler exceptions the worker's bus counted so far (``on_error="log"``)."""
-    control: WireControl | None = None
-    """What the worker's handlers asked for (``Control``) since the previous reply."""
+    control: Control | None = None
+    """What the worker's handlers asked for since the previous reply (names included)."""
 
 
 class Done(_ReplyBase, tag="done"):
@@ -243,9 +203,7 @@ class Sampled(_ReplyBase, tag="sampled"):
 class Summary(_ReplyBase, tag="summary"):
     """The counts and metrics of a ``SampleAndGetMetrics``."""
 
-    num_env_steps: int
-    num_episodes: int
-    metrics: dict[str, Any]
+    summary: SampleSummary
 
 
 class Failed(_ReplyBase, tag="failed"):

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 import anyio
 
 from hookbus.events import Event
+from hookbus.kernel import Control
 
 from ..env_runner import EnvRunner, env_runner_class, make_bus
 from ._injection import FAULT_PLAN_ENV, inject, read_plan
@@ -41,8 +42,6 @@ from ._wire import (
     SetWeights,
     Stop,
     Summary,
-    WireControl,
-    control_to_wire,
     episode_to_wire,
     error_to_wire,
     frame,
@@ -115,31 +114,12 @@ class Worker:
         anyio.run(self._runner.setup)
         return Done()
 
-    def sample(self, request: Sample) -> Sampled:
-        call = functools.partial(
-            self._runner.sample,
-            request.num_timesteps,
-            request.num_episodes,
-            request.random_actions,
-            force_reset=request.force_reset,
-            exact=request.exact,
-        )
-        return Sampled(episodes=[episode_to_wire(e) for e in anyio.run(call)])
+    def sample(self, message: Sample) -> Sampled:
+        chunks = anyio.run(self._runner.sample_request, message.request)
+        return Sampled(episodes=[episode_to_wire(e) for e in chunks])
 
-    def sample_and_get_metrics(self, request: SampleAndGetMetrics) -> Summary:
-        call = functools.partial(
-            self._runner.sample_and_get_metrics,
-            request.num_timesteps,
-            request.num_episodes,
-            force_reset=request.force_reset,
-            exact=request.exact,
-        )
-        summary = anyio.run(call)
-        return Summary(
-            num_env_steps=summary.num_env_steps,
-            num_episodes=summary.num_episodes,
-            metrics=summary.metrics,
-        )
+    def sample_and_get_metrics(self, message: SampleAndGetMetrics) -> Summary:
+        return Summary(summary=anyio.run(self._runner.sample_and_get_metrics, message.request))
 
     def get_metrics(self, request: GetMetrics) -> Done:
         return Done(value=self._runner.get_metrics())
@@ -187,9 +167,9 @@ class Worker:
         """Return how many handler exceptions this worker's bus counted (``on_error="log"``)."""
         return self.runner.bus.statistics().errors if self.runner is not None else 0
 
-    def take_control(self) -> WireControl | None:
+    def take_control(self) -> Control | None:
         """Return (and forget) what this worker's handlers asked for since the last reply."""
-        return control_to_wire(self.runner.take_control()) if self.runner is not None else None
+        return self.runner.take_control() if self.runner is not None else None
 
 
 def _load_main(path: str) -> None:

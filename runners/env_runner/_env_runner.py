@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -11,25 +11,18 @@ from hookbus.events import (
     EpisodeStep,
     SampleEnd,
 )
-from hookbus.kernel import Bus, ConfigError, Control, Dispatcher, Episode, Publisher
+from hookbus.kernel import Bus, Control, Dispatcher, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
 from .._exploration import make_exploration
 from ..envs import EnvContext, env_name, make_vector_env
 from ._lifecycle import EpisodeLifecycle
+from ._requests import SampleRequest, SampleSummary
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
-__all__ = ("EnvRunner", "SampleSummary")
-
-
-class SampleSummary(NamedTuple):
-    """What ``sample_and_get_metrics()`` returns: counts, and the metrics snapshot."""
-
-    num_env_steps: int
-    num_episodes: int
-    metrics: dict[str, Any]
+__all__ = ("EnvRunner",)
 
 
 class EnvRunner(EpisodeLifecycle):
@@ -109,6 +102,7 @@ class EnvRunner(EpisodeLifecycle):
         self,
         num_timesteps: int | None = None,
         num_episodes: int | None = None,
+        explore: bool | None = None,
         random_actions: bool = False,
         *,
         force_reset: bool = False,
@@ -120,37 +114,49 @@ class EnvRunner(EpisodeLifecycle):
         the episode chunks sampled in this call: finished episodes and the ongoing ones cut
         at the end (each a copy holding only the steps not returned before).
 
-        ``force_reset=True`` first resets every sub-env; the ongoing episodes are dropped
-        (no ``on_episode_end`` for them), as RLlib's ``force_reset`` does. ``exact=True``
-        meets the budget exactly, where a vector env otherwise overshoots: no new episode
-        starts once ``num_episodes`` are under way (the sub-envs left over step unrecorded),
-        and the transitions beyond ``num_timesteps`` in the last vector step are dropped,
-        their episodes with them. Sub-envs left like that are reset by the next call.
+        ``explore`` None acts as the config's ``explore`` says; True or False overrides it
+        for this call (RLlib's keyword). ``force_reset=True`` first resets every sub-env;
+        the ongoing episodes are dropped (no ``on_episode_end`` for them), as RLlib's
+        ``force_reset`` does. ``exact=True`` meets the budget exactly, where a vector env
+        otherwise overshoots: no new episode starts once ``num_episodes`` are under way
+        (the sub-envs left over step unrecorded), and the transitions beyond
+        ``num_timesteps`` in the last vector step are dropped, their episodes with them.
+        Sub-envs left like that are reset by the next call.
         """
-        if num_timesteps is not None and num_episodes is not None:
-            raise ConfigError("sample() takes num_timesteps or num_episodes, not both")
-        for name, value in (("num_timesteps", num_timesteps), ("num_episodes", num_episodes)):
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigError(f"sample({name}={value!r}): expected an int >= 1")
+        request = SampleRequest(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            explore=explore,
+            random_actions=random_actions,
+            force_reset=force_reset,
+            exact=exact,
+        )
+        return await self.sample_request(request)
+
+    async def sample_request(self, request: SampleRequest) -> list[Episode]:
+        """Sample as ``request`` asks: what ``sample()`` does, and what backends call."""
+        num_timesteps, num_episodes = request.num_timesteps, request.num_episodes
         if num_timesteps is None and num_episodes is None:
             num_timesteps = self.config.rollout_fragment_length * self.num_envs
+        explore = self.config.explore if request.explore is None else request.explore
         if not self._announced:
             await self._announce()
-        if force_reset:
+        if request.force_reset:
             self._drop_ongoing()
         done: list[Episode] = []
         dropped: list[Episode] = []  # cut short by an exact budget: handed out, never resumed
-        if exact:
+        act = (explore, request.random_actions)
+        if request.exact:
             if self._obs is None:
                 # Only as many episodes as the budget: the other sub-envs step unrecorded.
                 await self._reset_all(num_episodes)
-            steps = await self._run(num_timesteps, num_episodes, random_actions, done, dropped)
+            steps = await self._run(num_timesteps, num_episodes, *act, done, dropped)
         else:
             if self._obs is None:
                 await self._reset_all()
-            steps = await self._run(num_timesteps, num_episodes, random_actions, done)
+            steps = await self._run(num_timesteps, num_episodes, *act, done)
         samples = self._cut(done, dropped)
-        if exact and None in self._episodes:
+        if request.exact and None in self._episodes:
             self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh
         if self._publisher.wants(SampleEnd):
             await self._publisher.publish(
@@ -162,21 +168,15 @@ class EnvRunner(EpisodeLifecycle):
         return samples
 
     async def sample_and_get_metrics(
-        self,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
-        *,
-        force_reset: bool = False,
-        exact: bool = False,
+        self, request: SampleRequest | None = None, /, **options: Any
     ) -> SampleSummary:
-        """Sample as ``sample()`` does, then reduce the metrics; return counts and metrics.
+        """Sample as ``request`` (or ``sample()``'s keywords) asks, then reduce the metrics;
+        return counts and metrics.
 
         What an evaluation round asks each runner for (RLlib's ``_env_runner_remote``): the
         episodes stay here, only their counts travel.
         """
-        chunks = await self.sample(
-            num_timesteps, num_episodes, force_reset=force_reset, exact=exact
-        )
+        chunks = await self.sample_request(request or SampleRequest(**options))
         return SampleSummary(
             num_env_steps=sum(map(len, chunks)),
             num_episodes=sum(chunk.is_done for chunk in chunks),
@@ -194,6 +194,7 @@ class EnvRunner(EpisodeLifecycle):
         self,
         num_timesteps: int | None,
         num_episodes: int | None,
+        explore: bool,
         random_actions: bool,
         done: list[Episode],
         dropped: list[Episode] | None = None,
@@ -220,7 +221,7 @@ class EnvRunner(EpisodeLifecycle):
         steps = 0
         timestep_before = self._timestep
         while steps < max_steps and len(done) < max_episodes:
-            actions = self._actions(random_actions)
+            actions = self._actions(explore, random_actions)
             obs, rewards, terminateds, truncateds, infos = env.step(actions)
             action_list = actions.tolist() if actions.ndim == 1 else list(actions)
             reward_list = rewards.tolist()
@@ -314,11 +315,11 @@ class EnvRunner(EpisodeLifecycle):
         episode.truncate()  # a multi-agent episode's agents all leave truncated
         return True
 
-    def _actions(self, random_actions: bool) -> Any:
+    def _actions(self, explore: bool, random_actions: bool) -> Any:
         if random_actions or self.module is None:
             return np.asarray(self.env.action_space.sample())
         return self._exploration.get_actions(
-            self.module, self._obs, self._rng, self._timestep, self.config.explore
+            self.module, self._obs, self._rng, self._timestep, explore
         )
 
     def _cut(self, done: list[Episode], dropped: list[Episode]) -> list[Episode]:

@@ -136,6 +136,7 @@ class MultiAgentEnvRunner(EnvRunner):
         self,
         num_timesteps: int | None,
         num_episodes: int | None,
+        explore: bool,
         random_actions: bool,
         done: list[Any],
         dropped: list[Any] | None = None,
@@ -150,7 +151,7 @@ class MultiAgentEnvRunner(EnvRunner):
         timestep_before = self._timestep
         on_step, next_seq = self._on_step, publisher.next_seq
         while steps < max_steps and len(done) < max_episodes:
-            actions = self._agent_actions(random_actions)
+            actions = self._agent_actions(explore, random_actions)
             for i in range(self.num_envs):
                 episode = episodes[i]
                 if episode is None:  # an idle sub-env (exact sampling)
@@ -191,7 +192,7 @@ class MultiAgentEnvRunner(EnvRunner):
             self._timestep = timestep_before + steps
         return steps
 
-    def _agent_actions(self, random_actions: bool) -> list[dict[Any, Any]]:
+    def _agent_actions(self, explore: bool, random_actions: bool) -> list[dict[Any, Any]]:
         """Return each sub-env's action dict: one forward pass per module over its agents."""
         actions: list[dict[Any, Any]] = [{} for _ in range(self.num_envs)]
         batches: dict[str, tuple[list[Any], list[tuple[int, Any]]]] = {}
@@ -212,7 +213,7 @@ class MultiAgentEnvRunner(EnvRunner):
                     np.asarray(rows),
                     self._rng,
                     self._timestep,
-                    self.config.explore,
+                    explore,
                 )
                 chosen = chosen.tolist() if np.ndim(chosen) == 1 else list(chosen)
             for (i, agent_id), action in zip(keys, chosen, strict=True):

@@ -15,7 +15,7 @@ from .._loop import LoopThread, run_sync
 from ..backends import load_backend
 from ..backends._base import EnvRunnerHandle
 from ..backends._inline import InlineEnvRunner
-from ..env_runner import env_runner_class
+from ..env_runner import SampleRequest, env_runner_class
 from ._faults import collect, gather, is_runner_failure, within
 from ._health import RunnerHealth
 
@@ -203,13 +203,12 @@ class EnvRunnerGroup(RunnerHealth):
         timeout = self.config.sample_timeout_s
         what = f"sample {share} env steps"
         if self.config.batch_mode != "complete_episodes":
-            call = functools.partial(runner.sample, num_timesteps=share)
+            call = functools.partial(runner.sample, SampleRequest(num_timesteps=share))
             return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
         # RLlib's "complete_episodes": whole episodes, one per sub-env and call (each call
         # starts them from a reset), until the share of env steps is reached.
-        call = functools.partial(
-            runner.sample, num_episodes=self.config.num_envs_per_env_runner, exact=True
-        )
+        request = SampleRequest(num_episodes=self.config.num_envs_per_env_runner, exact=True)
+        call = functools.partial(runner.sample, request)
         episodes: list[Episode] = []
         steps = 0
         while steps < share:
