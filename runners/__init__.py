@@ -43,7 +43,7 @@ from .backends import BACKENDS as BACKENDS
 from .backends._base import EnvRunnerHandle as EnvRunnerHandle
 from .backends._inline import InlineEnvRunner as InlineEnvRunner
 from .backends._process import ProcessEnvRunner as ProcessEnvRunner
-from .backends._wire import RemoteError as RemoteError
+from .backends._wire import RemoteError as RemoteError, RemoteTraceback as RemoteTraceback
 from .config import AlgorithmConfig as AlgorithmConfig, PolicySpec as PolicySpec
 from .env_runner import (
     EnvRunner as EnvRunner,
@@ -103,6 +103,7 @@ __all__ = (
     "ProcessEnvRunner",
     "RLModule",
     "RemoteError",
+    "RemoteTraceback",
     "ReplayBuffer",
     "ResultDraft",
     "SampleRequest",

@@ -34,6 +34,7 @@ __all__ = (
     "GetMetrics",
     "Init",
     "RemoteError",
+    "RemoteTraceback",
     "Reply",
     "Request",
     "Sample",
@@ -87,6 +88,8 @@ class WireError(msgspec.Struct, kw_only=True):
     text: str
     env_failure: bool = False
     """Whether it came out of the env's step() or reset() (a runner failure)."""
+    at: str = ""
+    """Where it was raised: ``file:line in function`` of the innermost frame."""
 
 
 # --- requests (Algorithm -> worker) -----------------------------------------------------------
@@ -278,22 +281,39 @@ def error_to_wire(exc: BaseException) -> WireError:
         pickle.loads(pickled)  # some exceptions pickle but cannot be rebuilt
     except Exception:
         pickled = None
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
     return WireError(
         pickled=pickled,
         type=type(exc).__qualname__,
         text="".join(traceback.format_exception(exc)),
         env_failure=is_env_failure(exc),
+        at=at,
     )
 
 
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker process or actor, as text.
+
+    Set as the ``__cause__`` of the exception rebuilt in the Algorithm's process, as Ray
+    shows its remote task errors: a printed traceback then ends with the worker's, down to
+    the user's file and line.
+    """
+
+    def __str__(self) -> str:
+        return f"\n\n{self.args[0]}" if self.args else ""
+
+
 def error_from_wire(data: WireError, where: str) -> BaseException:
-    """Rebuild a worker's exception, noting where it was raised."""
+    """Rebuild a worker's exception, noting where it was raised; its remote traceback is
+    its cause."""
     exc: BaseException
     if data.pickled is not None:
         exc = pickle.loads(data.pickled)
+        exc.__cause__ = RemoteTraceback(data.text.rstrip())
     else:
         exc = RemoteError(f"{data.type} in {where}:\n{data.text}")
     if data.env_failure:
         mark_env_failure(exc)
-    exc.add_note(f"hookbus: raised in {where}")
+    exc.add_note(f"hookbus: raised in {where}" + (f", at {data.at}" if data.at else ""))
     return exc

@@ -6,6 +6,7 @@ import os
 import signal
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -45,6 +46,19 @@ class Watcher(Callback):
 class Explodes(Callback):
     def on_episode_end(self, **kwargs: Any) -> None:
         raise ArithmeticError("raised in a worker")
+
+
+class ExplodesOnStep(Callback):
+    """Raise in a worker's on_episode_step, from a line a test can find (RAISE_LINE)."""
+
+    def on_episode_step(self, **kwargs: Any) -> None:
+        raise LookupError("the user's own error")  # ExplodesOnStep raises here
+
+
+def raise_line() -> int:
+    """The line of ExplodesOnStep's raise, in this file."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if "# ExplodesOnStep raises here" in line)
 
 
 def sub_env_name(env: Any) -> str:

@@ -358,3 +358,24 @@ def test_every_kind_of_damage_exits_2_with_one_line_naming_its_offset(
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert line.startswith(f"hookbus {command}: error: "), kind
         assert line.endswith(f"(at byte offset {offset})"), (kind, line)
+
+
+def test_a_workers_error_names_the_users_file_and_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from hookbus.runners import RemoteTraceback
+
+    helpers = Path(__file__).resolve().parents[1] / "process_helpers.py"
+    line = next(
+        i
+        for i, text in enumerate(helpers.read_text().splitlines(), 1)
+        if "# ExplodesOnStep raises here" in text
+    )
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--num-env-runners", "1",
+            "--backend", "process", "--callbacks", f"{helpers}:ExplodesOnStep"]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert f"at {helpers}:{line} in on_episode_step" in err[0]
+    with pytest.raises(LookupError) as info:  # --debug: the whole traceback, the worker's too
+        main([*argv, "--debug"])
+    assert isinstance(info.value.__cause__, RemoteTraceback)
+    assert f'File "{helpers}", line {line}' in str(info.value.__cause__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import traceback
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from hookbus.events import EpisodeEnd, EpisodeStep
 from hookbus.kernel import ConfigError, Recorder, read_recording
-from hookbus.runners import PPOConfig, RemoteError
+from hookbus.runners import PPOConfig, RemoteError, RemoteTraceback
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
 import process_helpers
@@ -99,6 +100,20 @@ def test_worker_errors_reach_train_with_the_worker_named(process_ppo: PPOConfig)
     # Both workers may fail; then a note names the other failure too.
     worker_note = re.compile(r"hookbus: raised in env runner [12] \(worker process \d+\)")
     assert any(worker_note.match(note) for note in notes)
+
+
+def test_a_workers_exception_has_its_remote_traceback_as_cause(process_ppo: PPOConfig) -> None:
+    with process_ppo.callbacks(process_helpers.ExplodesOnStep).build() as algo:
+        with pytest.raises(LookupError, match="the user's own error") as info:
+            algo.train()
+    here = f"{process_helpers.__file__}:{process_helpers.raise_line()} in on_episode_step"
+    assert any(note.endswith(f", at {here}") for note in info.value.__notes__)
+    cause = info.value.__cause__
+    assert isinstance(cause, RemoteTraceback)
+    printed = "".join(traceback.format_exception(info.value))
+    # As Ray shows a remote task's error: the worker's traceback, down to the user's line.
+    assert f'File "{process_helpers.__file__}", line {process_helpers.raise_line()}' in printed
+    assert "The above exception was the direct cause" in printed
 
 
 @pytest.mark.anyio

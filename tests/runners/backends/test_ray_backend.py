@@ -16,7 +16,7 @@ import pytest
 
 from hookbus.events import EpisodeEnd
 from hookbus.kernel import ConfigError, Recorder, read_recording
-from hookbus.runners import PPOConfig, RemoteError
+from hookbus.runners import PPOConfig, RemoteError, RemoteTraceback
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # so actors import the helpers too
 import process_helpers
@@ -93,6 +93,17 @@ def test_handler_errors_in_actors_reach_train_with_the_actor_named(ray_ppo: PPOC
             algo.train()
     note = re.compile(r"hookbus: raised in env runner [12] \(ray actor, pid \d+\)")
     assert any(note.match(n) for n in info.value.__notes__)
+
+
+def test_an_actors_exception_has_its_remote_traceback_as_cause(ray_ppo: PPOConfig) -> None:
+    with ray_ppo.callbacks(process_helpers.ExplodesOnStep).build() as algo:
+        with pytest.raises(LookupError) as info:
+            algo.train()
+    assert isinstance(info.value.__cause__, RemoteTraceback)
+    line = process_helpers.raise_line()
+    assert f'File "{process_helpers.__file__}", line {line}' in str(info.value.__cause__)
+    here = f"at {process_helpers.__file__}:{line} in on_episode_step"
+    assert any(n.endswith(here) for n in info.value.__notes__)
 
 
 @pytest.mark.anyio
