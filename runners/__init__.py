@@ -7,7 +7,7 @@ from hookbus.kernel import (
     SingleAgentEpisode as SingleAgentEpisode,
 )
 
-from ._errors import AlgorithmStateError as AlgorithmStateError
+from ._errors import AlgorithmStateError as AlgorithmStateError, MainGuardError as MainGuardError
 from ._exploration import (
     EpsilonGreedy as EpsilonGreedy,
     SoftQ as SoftQ,
@@ -88,6 +88,7 @@ __all__ = (
     "InlineEnvRunner",
     "JsonLogger",
     "Learner",
+    "MainGuardError",
     "MultiAgentCartPole",
     "MultiAgentEnv",
     "MultiAgentEpisode",

@@ -27,7 +27,7 @@ from hookbus.events import (
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
 from hookbus.metrics import MetricsLogger
 
-from .._errors import AlgorithmStateError
+from .._errors import AlgorithmStateError, refuse_while_loading_main
 from .._loop import in_event_loop
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
@@ -62,6 +62,7 @@ class Algorithm:
     """
 
     def __init__(self, config: AlgorithmConfig[Any], *, bus: Bus | None = None) -> None:
+        refuse_while_loading_main()  # a worker re-running a script without the main guard
         self.config = config
         self._owns_bus = bus is None
         self.bus = make_bus(config, bus)

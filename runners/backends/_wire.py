@@ -9,7 +9,9 @@ events the Algorithm's observers want, the worker bus's handler-error count and 
 
 from __future__ import annotations
 
+import os
 import pickle
+import sys
 import traceback
 from typing import Any, BinaryIO, ClassVar, Literal
 
@@ -61,6 +63,17 @@ __all__ = (
 )
 
 _LENGTH = 4
+# Where hookbus's own modules live: frames there are not the user's code.
+_HOOKBUS_DIRS = tuple(
+    os.path.dirname(os.path.abspath(file)) + os.sep
+    for file in [
+        *(
+            sys.modules[f"hookbus.{name}"].__file__ or ""
+            for name in ("events", "kernel", "metrics")
+        ),
+        os.path.dirname(os.path.abspath(__file__)),  # runners/backends/ -> runners/
+    ]
+)
 
 
 class RemoteError(HookbusError, RuntimeError):
@@ -281,8 +294,10 @@ def error_to_wire(exc: BaseException) -> WireError:
         pickle.loads(pickled)  # some exceptions pickle but cannot be rebuilt
     except Exception:
         pickled = None
+    # The innermost frame of the user's code (a hookbus refusal names where it was called).
     frames = traceback.extract_tb(exc.__traceback__)
-    at = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    theirs = [f for f in frames if not f.filename.startswith(_HOOKBUS_DIRS)] or frames
+    at = f"{theirs[-1].filename}:{theirs[-1].lineno} in {theirs[-1].name}" if theirs else ""
     return WireError(
         pickled=pickled,
         type=type(exc).__qualname__,

@@ -24,6 +24,7 @@ import anyio
 from hookbus.events import Event
 from hookbus.kernel import Control
 
+from .._errors import LOADING_MAIN_ENV, MainGuardError
 from ..env_runner import EnvRunner, env_runner_class, make_bus
 from ._injection import FAULT_PLAN_ENV, inject, read_plan
 from ._services import PipeServices
@@ -99,8 +100,15 @@ class Worker:
         sys.path[:] = [*request.sys_path, *(p for p in sys.path if p not in request.sys_path)]
         if request.main_path:
             _load_main(request.main_path)
-        config = pickle.loads(request.config)
-        module = pickle.loads(request.module)
+        try:
+            config = pickle.loads(request.config)
+            module = pickle.loads(request.module)
+        except AttributeError as exc:  # "Can't get attribute 'CB' on <module '__main__' ...>"
+            if request.main_path and "main__" in str(exc):  # __main__ or __mp_main__
+                raise MainGuardError.for_script(
+                    request.main_path, f"lacks what the config uses ({exc})", missing=True
+                ) from exc
+            raise
         # Observers stay on the Algorithm's bus; everything else runs here, as in RLlib.
         bus = make_bus(config, observers=False)
         if self._services is not None:
@@ -178,7 +186,17 @@ def _load_main(path: str) -> None:
     Objects it defines are pickled as ``__main__.X``, so it also becomes ``__main__`` here.
     Its ``if __name__ == "__main__":`` block does not run.
     """
-    namespace = runpy.run_path(path, run_name="__mp_main__")
+    os.environ[LOADING_MAIN_ENV] = path  # an Algorithm built meanwhile raises MainGuardError
+    try:
+        namespace = runpy.run_path(path, run_name="__mp_main__")
+    except MainGuardError:
+        raise
+    except (Exception, SystemExit) as exc:  # argparse exits when given the worker's argv
+        raise MainGuardError.for_script(
+            path, f"fails when imported ({type(exc).__name__}: {exc})"
+        ) from exc
+    finally:
+        del os.environ[LOADING_MAIN_ENV]
     module = types.ModuleType("__mp_main__")
     module.__dict__.update(namespace)
     sys.modules["__mp_main__"] = sys.modules["__main__"] = module

@@ -12,6 +12,7 @@ import msgspec
 
 from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
 
+from .._errors import refuse_while_loading_main
 from ._multi_agent import check_multi_agent, is_multi_agent
 from ._sections import ConfigSections
 from ._settings import (
@@ -268,6 +269,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         made, ``on_algorithm_init`` published), ready for ``train()``. Inside one, it is only
         constructed: ``async with config.build() as algo`` sets it up.
         """
+        refuse_while_loading_main()  # a worker re-running a script without the main guard
         if self.algo_class is None:
             raise ConfigError(
                 f"{type(self).__name__} names no algorithm; use PPOConfig() or DQNConfig()"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import traceback
 from collections import defaultdict
@@ -182,3 +183,70 @@ def test_logged_worker_errors_are_counted_in_results(process_ppo: PPOConfig) -> 
     assert second["callbacks"]["errors"] > first["callbacks"]["errors"]
     # Each worker raises on half its episode ends (rounded down).
     assert second["callbacks"]["errors"] <= second["env_runners"]["num_episodes_lifetime"] // 2
+
+
+SCRIPT_HEAD = """
+import argparse
+from hookbus.kernel import Callback
+from hookbus.runners import PPOConfig
+
+def config(callback):
+    return (
+        PPOConfig().environment("CartPole-v1").callbacks(callback)
+        .env_runners(num_env_runners=1, backend="process")
+        .training(train_batch_size=100, minibatch_size=50, num_epochs=1)
+    )
+"""
+
+CB = """
+class CB(Callback):
+    def on_episode_end(self, **kwargs):
+        pass
+"""
+
+TRAIN = """
+with config(CB).build() as algo:
+    print("trained", algo.train()["training_iteration"])
+"""
+
+GUARDED = "\nif __name__ == '__main__':\n" + "\n".join("    " + line for line in TRAIN.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (CB + TRAIN, "builds an Algorithm when imported"),
+        (
+            CB + "argparse.ArgumentParser().parse_args()\n" + GUARDED,
+            "fails when imported (SystemExit",
+        ),
+        (
+            "\nif __name__ == '__main__':\n"
+            + "\n".join("    " + line for line in (CB + TRAIN).splitlines()),
+            "lacks what the config uses (Can't get attribute 'CB'",
+        ),
+    ],
+    ids=["trains-when-imported", "reads-argv", "class-under-the-guard"],
+)
+def test_a_script_without_the_main_guard_is_told_the_fix(
+    tmp_path: Path, body: str, says: str
+) -> None:
+    script = tmp_path / "train_script.py"
+    script.write_text(SCRIPT_HEAD + body)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode != 0
+    last = [line for line in done.stderr.splitlines() if "MainGuardError" in line][-1]
+    assert says in last
+    assert '`if __name__ == "__main__":`' in last
+
+
+def test_a_guarded_script_trains(tmp_path: Path) -> None:
+    script = tmp_path / "train_script.py"
+    script.write_text(SCRIPT_HEAD + CB + GUARDED)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "trained 1" in done.stdout
