@@ -51,8 +51,17 @@ _WATCH = "hookbus_watch"  # the concurrency group of RunnerActor.watch
 _init_lock = threading.Lock()
 
 
+CONNECT_TIMEOUT_ENV = "HOOKBUS_RAY_CONNECT_TIMEOUT_S"
+"""How long joining the cluster ``RAY_ADDRESS`` names may take (seconds, default 30)."""
+
+
 def ensure_ray() -> None:
     """Start a local Ray unless Ray is initialised (then the user's cluster serves).
+
+    Without ``RAY_ADDRESS``, the local Ray is hookbus's own (``address="local"``): a
+    cluster that an earlier ``ray start`` recorded on this machine, maybe long gone, is not
+    joined. With ``RAY_ADDRESS`` (the user's choice of cluster), joining it may take
+    ``HOOKBUS_RAY_CONNECT_TIMEOUT_S`` seconds (30) before one ConfigError names the address.
 
     Ray's own processes (GCS, raylet) end when the *thread* that started them ends (they
     get a parent-death signal), so a local Ray is started from a daemon thread that lives
@@ -63,15 +72,16 @@ def ensure_ray() -> None:
     with _init_lock:
         if ray.is_initialized():
             return
-        if threading.current_thread() is threading.main_thread():
-            ray.init()
+        address = os.environ.get("RAY_ADDRESS") or None
+        if address is None and threading.current_thread() is threading.main_thread():
+            ray.init(address="local")
             return
         started = threading.Event()
         errors: list[BaseException] = []
 
         def keep() -> None:
             try:
-                ray.init()
+                ray.init(address=address or "local")
             except BaseException as exc:  # reported to the thread that asked
                 errors.append(exc)
             finally:
@@ -79,9 +89,27 @@ def ensure_ray() -> None:
             threading.Event().wait()  # never return: Ray's processes live while we do
 
         threading.Thread(target=keep, name="hookbus-ray", daemon=True).start()
-        started.wait()
+        timeout = _connect_timeout() if address is not None else None
+        if not started.wait(timeout) or (errors and address is not None):
+            why = f"within {timeout:g} s ({CONNECT_TIMEOUT_ENV})" if not errors else errors[0]
+            raise ConfigError(
+                f"cannot reach the Ray cluster at {address!r} (RAY_ADDRESS): {why}; unset "
+                f"RAY_ADDRESS to have hookbus start a local Ray, or call "
+                f"ray.init(address=...) yourself before building"
+            ) from (errors[0] if errors else None)
         if errors:
             raise errors[0]
+
+
+def _connect_timeout() -> float:
+    text = os.environ.get(CONNECT_TIMEOUT_ENV, "30")
+    try:
+        timeout = float(text)
+    except ValueError:
+        timeout = -1.0
+    if not timeout > 0:
+        raise ConfigError(f"{CONNECT_TIMEOUT_ENV} must be a number of seconds > 0, got {text!r}")
+    return timeout
 
 
 class RunnerActor:
