@@ -209,7 +209,9 @@ class Evaluation:
                 return await self._sample_auto(runners, training)
             return await self._sample_fixed(runners)
         finally:
-            group.mark_lost(group.remote_env_runners)  # workers a timeout or cancellation ended
+            group.health.mark_lost(
+                group.remote_env_runners
+            )  # workers a timeout or cancellation ended
 
     async def _sample_fixed(self, runners: list[EnvRunnerHandle]) -> list[SampleSummary]:
         """Sample exactly ``evaluation_duration`` episodes or env steps over ``runners``.
@@ -275,7 +277,7 @@ class Evaluation:
         group, config = self.group, self.config
         assert group is not None
         unit = "episodes" if config.evaluation_duration_unit == "episodes" else "env steps"
-        await group.revive(
+        await group.health.revive(
             group.current_weights(),
             what=f"evaluate {budget - done} more of {budget} {unit}",
             since=stalled,
@@ -355,14 +357,14 @@ class Evaluation:
     def _sampled(self) -> None:
         """Tell the group a runner returned a sample: its failures are no longer in a row."""
         if self.group is not None:
-            self.group.sampled()
+            self.group.health.sampled()
 
     async def _failed(self, runner: EnvRunnerHandle, outcome: BaseException) -> None:
         """Take a failed runner out of service, or raise, as the fault-tolerance settings say."""
         if not is_runner_failure(outcome):
             raise outcome  # a handler's error: it propagates
         assert self.group is not None
-        if not await self.group.fail(runner, outcome):
+        if not await self.group.health.fail(runner, outcome):
             raise outcome
 
 

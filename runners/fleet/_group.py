@@ -29,7 +29,7 @@ T = TypeVar("T")
 logger = logging.getLogger("hookbus")
 
 
-class EnvRunnerGroup(RunnerHealth):
+class EnvRunnerGroup:
     """Hold ``local_env_runner`` (index 0) and ``num_env_runners`` remote runners (1..N).
 
     As in RLlib, the remote runners sample when there are any; otherwise the local one does.
@@ -37,12 +37,12 @@ class EnvRunnerGroup(RunnerHealth):
     in this event loop (``"inline"``) or worker processes (``"process"``); the group uses
     only the contract (``backends/_base.py``).
 
-    A remote runner whose worker died or hung, or whose env raised, is *failed* (``fail``,
-    see ``_faults``): the group's methods leave it out until ``restore_env_runners()``
-    restarts it, as the config's fault-tolerance settings allow (``sample()`` restarts
-    runners itself when none is left). Requests to several runners run each in its own
-    task; one runner's failure never cancels another's request. ``publisher`` (the
-    Algorithm's) announces restarts with ``on_env_runners_recreated``.
+    A remote runner whose worker died or hung, or whose env raised, is *failed* (``health``,
+    a ``RunnerHealth``; ``_faults``): the group's methods leave it out until
+    ``restore_env_runners()`` restarts it, as the config's fault-tolerance settings allow
+    (``sample()`` restarts runners itself when none is left). Requests to several runners
+    run each in its own task; one runner's failure never cancels another's request.
+    ``publisher`` (the Algorithm's) announces restarts with ``on_env_runners_recreated``.
 
     ``foreach_env(fn)``, ``foreach_env_with_context(fn)`` and ``foreach_env_runner(fn)`` are
     sync, as in RLlib (a script, a sync callback); ``aforeach_env(fn)``, ... are their
@@ -58,7 +58,6 @@ class EnvRunnerGroup(RunnerHealth):
         loop: LoopThread | None = None,
         publisher: Publisher | None = None,
     ) -> None:
-        super().__init__(publisher)
         self.config = config
         self.local_env_runner = env_runner_class(config)(
             config, bus=bus, module=module, worker_index=0
@@ -71,6 +70,8 @@ class EnvRunnerGroup(RunnerHealth):
             for index in range(1, config.num_env_runners + 1)
         ]
         """The remote runners' handles (``backends/_base.py``), worker index 1..N."""
+        self.health = RunnerHealth(config, self.remote_env_runners, publisher=publisher, group=self)
+        """Failing, counting and restarting the remote runners (``config.fault_tolerance()``)."""
         self.loop = loop
         """The event loop thread that sync calls go to (None: the caller's loop)."""
 
@@ -85,7 +86,34 @@ class EnvRunnerGroup(RunnerHealth):
         """
         if not self.remote_env_runners:
             return [self._local]
-        return [r for r in self.remote_env_runners if r.worker_index not in self._failed]
+        return self.health.in_service(self.remote_env_runners)
+
+    # --- health, RLlib's names (``health`` does the work) ----------------------------------
+
+    @property
+    def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
+        """The remote runners that have not failed and whose worker is there."""
+        return self.health.healthy_remote_runners
+
+    def healthy_env_runner_ids(self) -> list[int]:
+        """Return the worker indices of the healthy remote runners."""
+        return self.health.healthy_env_runner_ids()
+
+    def num_healthy_remote_workers(self) -> int:
+        """Return how many remote runners are healthy."""
+        return self.health.num_healthy_remote_workers()
+
+    def num_remote_worker_restarts(self) -> int:
+        """Return how many restarts of failed remote runners were tried in all."""
+        return self.health.num_remote_worker_restarts()
+
+    async def restore_env_runners(self, weights: dict[str, Any]) -> list[int]:
+        """Restart the failed runners the fault-tolerance settings allow; return their indices."""
+        return await self.health.restore_env_runners(weights)
+
+    async def restore_and_announce(self, weights: dict[str, Any]) -> list[int]:
+        """Restart what ``restore_env_runners()`` may; publish ``on_env_runners_recreated``."""
+        return await self.health.restore_and_announce(weights)
 
     @property
     def num_env_runners(self) -> int:
@@ -112,7 +140,7 @@ class EnvRunnerGroup(RunnerHealth):
                 continue
             if runner is self._local or not is_runner_failure(outcome):
                 errors.append(outcome)
-            elif not await self.fail(runner, outcome):
+            elif not await self.health.fail(runner, outcome):
                 errors.append(outcome)
         if errors:
             first, *others = errors
@@ -174,15 +202,15 @@ class EnvRunnerGroup(RunnerHealth):
             share = math.ceil((num_timesteps - sampled) / len(runners))
             outcomes = await collect([functools.partial(self._sample, r, share) for r in runners])
             if any(not isinstance(outcome, Exception) for outcome in outcomes):
-                self.sampled()  # before the round's failures are counted: they come after
+                self.health.sampled()  # before the round's failures are counted: they come after
             for runner, part in await self._settle(runners, outcomes):
-                self._tally.handed_out(runner.worker_index, part)
+                self.health.handed_out(runner.worker_index, part)
                 episodes.extend(part)
                 sampled += sum(map(len, part))
         return episodes
 
     async def _revive_to_sample(self, sampled: int, wanted: int, stalled: float) -> None:
-        await self.revive(
+        await self.health.revive(
             self.current_weights(),
             what=f"sample {wanted - sampled} more of {wanted} env steps",
             since=stalled,
@@ -229,14 +257,14 @@ class EnvRunnerGroup(RunnerHealth):
         outcomes = await collect([r.get_metrics for r in runners])
         snapshots = []
         for runner, snapshot in await self._settle(runners, outcomes):
-            self._tally.counted(runner.worker_index)
+            self.health.counted(runner.worker_index)
             snapshots.append(snapshot)
-        lost = self._tally.lost_counts()
+        lost = self.health.lost_counts()
         return snapshots if lost is None else [*snapshots, lost]
 
     async def sync_weights(self, weights: dict[str, Any]) -> None:
         """Send the learner's weights to every healthy remote runner."""
-        runners = self.healthy_remote_runners
+        runners = self.health.healthy_remote_runners
         outcomes = await collect([functools.partial(r.set_weights, weights) for r in runners])
         await self._settle(runners, outcomes)
 
@@ -290,7 +318,8 @@ class EnvRunnerGroup(RunnerHealth):
         )
 
     def _targets(self, local: bool) -> list[EnvRunnerHandle]:
-        return [self._local, *self.healthy_remote_runners] if local else self.healthy_remote_runners
+        healthy = self.health.healthy_remote_runners
+        return [self._local, *healthy] if local else healthy
 
     def _sync(
         self, twin: str, call: Callable[..., Awaitable[T]], fn: Any, *, local: bool = True

@@ -1,8 +1,8 @@
 """Runner health: failing, counting and restarting remote runners (``fault_tolerance``).
 
-A mixin of ``EnvRunnerGroup``: the group samples, this decides what a runner's failure
-means and brings failed runners back, as ``config.fault_tolerance()`` says (``_faults``
-says what counts as a failure).
+``EnvRunnerGroup.health``, a collaborator of the group: the group samples, this decides
+what a runner's failure means and brings failed runners back, as
+``config.fault_tolerance()`` says (``_faults`` says what counts as a failure).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import functools
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
@@ -23,18 +23,34 @@ from ..backends._wire import RemoteError
 from ._faults import gather, within
 from ._tally import Tally
 
+if TYPE_CHECKING:
+    from ..config import AlgorithmConfig
+
 __all__ = ("RunnerHealth",)
 
 logger = logging.getLogger("hookbus")
 
 
+@final
 class RunnerHealth:
-    """Track failed remote runners and restart them; RLlib's health counts."""
+    """Track a group's failed remote runners and restart them; RLlib's health counts.
 
-    config: Any
-    remote_env_runners: list[EnvRunnerHandle]
+    ``remote_env_runners`` is the group's list of handles (worker index ``i`` at ``i - 1``),
+    restarted in place; ``publisher`` (the Algorithm's) announces restarts with
+    ``on_env_runners_recreated``, whose ``env_runner_group`` argument is ``group``.
+    """
 
-    def __init__(self, publisher: Publisher | None = None) -> None:
+    def __init__(
+        self,
+        config: AlgorithmConfig[Any],
+        remote_env_runners: list[EnvRunnerHandle],
+        *,
+        publisher: Publisher | None,
+        group: object,
+    ) -> None:
+        self.config = config
+        self.remote_env_runners = remote_env_runners
+        self._group = group
         self._publisher = publisher  # announces restarts (None: they go unannounced)
         self._failed: dict[int, float] = {}  # worker index -> when it failed (monotonic)
         self._restarts: dict[int, int] = {}  # worker index -> restarts tried
@@ -72,6 +88,22 @@ class RunnerHealth:
         """
         self._failed.setdefault(worker_index, time.monotonic())
         self._tally.lost(worker_index)
+
+    def in_service(self, runners: Sequence[EnvRunnerHandle]) -> list[EnvRunnerHandle]:
+        """Return those of ``runners`` not taken out of service (their worker may be gone)."""
+        return [r for r in runners if r.worker_index not in self._failed]
+
+    def handed_out(self, worker_index: int, episodes: Sequence[Any]) -> None:
+        """Note the episode chunks runner ``worker_index`` returned, uncounted by its metrics."""
+        self._tally.handed_out(worker_index, episodes)
+
+    def counted(self, worker_index: int) -> None:
+        """Note that runner ``worker_index``'s metrics now count what it handed out."""
+        self._tally.counted(worker_index)
+
+    def lost_counts(self) -> dict[str, Any] | None:
+        """Return (and forget) a snapshot of what failed runners handed out uncounted."""
+        return self._tally.lost_counts()
 
     def sampled(self) -> None:
         """Note that a runner returned a sample: runner failures are no longer in a row."""
@@ -159,7 +191,7 @@ class RunnerHealth:
             await publisher.publish(
                 EnvRunnersRecreated,
                 {
-                    "env_runner_group": self,
+                    "env_runner_group": self._group,
                     "env_runner_indices": restored,
                     "is_evaluation": is_evaluation,
                 },
