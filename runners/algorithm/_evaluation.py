@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from hookbus.events import EvaluateEnd, EvaluateStart
-from hookbus.kernel import Bus, Publisher
+from hookbus.kernel import Publisher
 from hookbus.metrics import MetricsLogger, results
 
 from .._loop import LoopThread
@@ -32,10 +32,10 @@ from ..backends._base import EnvRunnerHandle
 from ..env_runner import SampleRequest, SampleSummary
 from ..fleet import EnvRunnerGroup, gather, is_runner_failure, within
 from ._evaluation_budget import auto_steps, hand_out, units
-from ._learner import AnyLearner
+from ._learner import AlgorithmParts, AnyLearner
 
 if TYPE_CHECKING:
-    from ..config import AlgorithmConfig
+    pass
 
 __all__ = ("EVALUATION_KEY", "Evaluation")
 
@@ -48,19 +48,8 @@ logger = logging.getLogger("hookbus")
 _Outcome = SampleSummary | BaseException
 
 
-class Trainer(Protocol):
+class Trainer(AlgorithmParts, Protocol):
     """What evaluation uses of the Algorithm it evaluates (and hands to a custom function)."""
-
-    training_iteration: int
-
-    @property
-    def config(self) -> AlgorithmConfig[Any]: ...
-
-    @property
-    def bus(self) -> Bus: ...
-
-    @property
-    def metrics(self) -> MetricsLogger: ...
 
     @property
     def learner(self) -> AnyLearner: ...

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
-from hookbus.kernel import Bus, ConfigError
+from hookbus.kernel import ConfigError
 from hookbus.metrics import MetricsLogger
 
 from .._rl_module import Stateful
@@ -38,6 +38,7 @@ from ._checkpoint import (
     pair_callback_states,
     read_checkpoint,
 )
+from ._learner import AlgorithmParts
 from ._structure import check_structure
 
 if TYPE_CHECKING:
@@ -46,19 +47,8 @@ if TYPE_CHECKING:
 __all__ = ("Checkpointed", "build_restored", "load_state", "saved_state")
 
 
-class Checkpointed(Protocol):
+class Checkpointed(AlgorithmParts, Protocol):
     """What a checkpoint holds of an Algorithm: the parts it reads, and sets on a restore."""
-
-    training_iteration: int
-
-    @property
-    def config(self) -> AlgorithmConfig[Any]: ...
-
-    @property
-    def bus(self) -> Bus: ...
-
-    @property
-    def metrics(self) -> MetricsLogger: ...
 
     @property
     def learner(self) -> Stateful: ...

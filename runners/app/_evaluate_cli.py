@@ -19,6 +19,7 @@ import gymnasium as gym
 from hookbus.kernel import ConfigError
 
 from ..algorithm import Algorithm
+from ..config import AlgorithmConfig
 from ..envs import EnvContext, env_maker, resolve_env
 
 __all__ = ("add_evaluate_command", "run_episodes", "write_gif")
@@ -82,7 +83,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _make_env(config: Any, *, render: bool) -> gym.Env[Any, Any]:
+def _make_env(config: AlgorithmConfig[Any], *, render: bool) -> gym.Env[Any, Any]:
     if render:  # pygame (classic-control's renderer) draws off-screen, with no window to open
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
         os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
@@ -103,7 +104,13 @@ def _make_env(config: Any, *, render: bool) -> gym.Env[Any, Any]:
 
 
 def run_episodes(
-    algo: Any, env: gym.Env[Any, Any], n: int, *, explore: bool, seed: int | None, frames: bool
+    algo: Algorithm,
+    env: gym.Env[Any, Any],
+    n: int,
+    *,
+    explore: bool,
+    seed: int | None,
+    frames: bool,
 ) -> list[tuple[float, int, list[Any]]]:
     """Run ``n`` episodes of ``algo``'s policy; return (return, length, frames) for each.
 
