@@ -23,8 +23,8 @@ class EpisodeLifecycle:
     """Publish ``on_episode_created/start/end``, ``on_postprocess_trajectory`` and
     ``on_environment_created`` for one EnvRunner: each hook from here, and only here.
 
-    ``on_episode_step`` is the sampling loop's own (``EnvRunner._run``), the final step's
-    included: it is the hot path, and ``on_episode_end`` follows it here (``ended``).
+    ``on_episode_step`` is the sampling loop's (``_steps.Sampling.publish_step``), the final
+    step's included: it is the hot path, and ``on_episode_end`` follows it here (``ended``).
     """
 
     __slots__ = ("_publisher", "_runner")
@@ -32,10 +32,6 @@ class EpisodeLifecycle:
     def __init__(self, publisher: Publisher, env_runner: Any) -> None:
         self._publisher = publisher
         self._runner = env_runner  # for its current module (the learner may set it later)
-
-    def wants(self, event_type: type[Any]) -> bool:
-        """Tell whether ``event_type`` has subscribers (then build what its event needs)."""
-        return self._publisher.wants(event_type)
 
     def _episode_args(self, episode: Any) -> dict[str, Any]:
         """Return the episode hooks' live arguments besides the publisher's fixed ones."""
