@@ -59,8 +59,6 @@ class ProcessEnvRunner(RemoteEnvRunner):
         """Whether the worker process is running (not yet started, stopped or lost: False)."""
         return self._process is not None and self._process.returncode is None
 
-    alive = healthy  # its name before the backend contract
-
     @property
     def where(self) -> str:
         """Name this runner and its worker process, for messages."""

@@ -1,23 +1,20 @@
-"""The EnvRunner: steps a gymnasium vector env, builds episodes, publishes the EnvRunner hooks."""
+"""The EnvRunner: steps its env into episodes, publishes the EnvRunner hooks."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from hookbus.events import (
-    EpisodeStep,
-    SampleEnd,
-)
-from hookbus.kernel import Bus, Control, Dispatcher, Episode, Publisher
+from hookbus.events import SampleEnd
+from hookbus.kernel import Bus, Control, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
-from .._exploration import make_exploration
-from ..envs import EnvContext, env_name, make_vector_env
+from ..envs import EnvContext, env_name
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest, SampleSummary
+from ._steps import Sampling, Steps, StepsFactory, VectorEnvSteps
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
@@ -25,14 +22,21 @@ if TYPE_CHECKING:
 __all__ = ("EnvRunner",)
 
 
-class EnvRunner(EpisodeLifecycle):
+class EnvRunner:
     """Sample episodes from ``num_envs_per_env_runner`` sub-envs, publishing every hook.
 
     ``config`` is the Algorithm's config (``config.in_evaluation`` tells an evaluation
     runner); ``module`` chooses actions (``forward_exploration(obs, rng)`` /
     ``forward_inference(obs)``). The runner keeps no state bound to an event loop, so
     ``anyio.run(functools.partial(runner.sample, num_timesteps=1000))`` works from sync code.
+
+    How it steps its env is its ``steps_class``'s (``_steps.Steps``: a gymnasium vector env
+    here, multi-agent envs in ``MultiAgentEnvRunner``); what a step leads to, every hook
+    included, is the same for both (``_steps.Sampling``, ``EpisodeLifecycle``).
     """
+
+    steps_class: ClassVar[StepsFactory] = VectorEnvSteps
+    """How this runner steps its env (``MultiAgentEnvRunner``: ``MultiAgentSteps``)."""
 
     def __init__(
         self,
@@ -62,39 +66,21 @@ class EnvRunner(EpisodeLifecycle):
             seed += 500  # evaluation runner i must not replay training runner i's episodes
         self._reset_seed = None if seed is None else seed + 1000 * worker_index
         self._rng = np.random.default_rng(None if seed is None else [seed, worker_index])
-        self.env = self._make_env(self._reset_seed)
+        self._steps: Steps = self.steps_class(config, self.env_context, seed=self._reset_seed)
+        self.env = self._steps.env
         """The env: ``env.envs[i].unwrapped`` is sub-env ``i``."""
         self.num_envs: int = self.env.num_envs
-        self._exploration = self._make_exploration()
-        self._timestep = 0  # env steps this runner sampled, for exploration schedules
         self._announced = False  # on_environment_created published?
-        # Per sub-env: the live episode, whether the env resets on the next step (gymnasium's
-        # NEXT_STEP autoreset), and how many of the episode's steps were handed out already.
+        # Per sub-env: the live episode, and how many of its steps were handed out already.
         self._episodes: list[Any] = []  # Episode, or None: an idle sub-env (exact sampling)
-        self._resetting: list[bool] = []
         self._handed: dict[str, int] = {}
-        self._obs: Any = None
+        self._needs_reset = True  # no episodes under way: the next sample() resets the env
         # The one path onto the bus; the module is passed per event (the learner sets it later).
         self._publisher = Publisher(
             bus, self.source, env_runner=self, metrics_logger=self.metrics, env=self.env
         )
-        self._on_step: Dispatcher = self._publisher.dispatcher(EpisodeStep)  # the hot path
-
-    def _make_env(self, seed: int | None) -> Any:
-        """Make the gymnasium vector env (``seed`` also seeds its random actions)."""
-        env = make_vector_env(
-            self.config.env,
-            self.config.num_envs_per_env_runner,
-            self.env_context,
-            restart_failed_sub_environments=self.config.restart_failed_sub_environments,
-            sub_env_failures_tolerance=self.config.num_consecutive_env_runner_failures_tolerance,
-        )
-        if seed is not None:
-            env.action_space.seed(seed)
-        return env
-
-    def _make_exploration(self) -> Any:
-        return make_exploration(self.config.exploration, self.env.single_action_space)
+        self._lifecycle = EpisodeLifecycle(self._publisher, self)
+        self._sampling = Sampling(self, self._steps, self._lifecycle, self._publisher, self._rng)
 
     # --- sampling ---------------------------------------------------------------------------
 
@@ -135,26 +121,18 @@ class EnvRunner(EpisodeLifecycle):
 
     async def sample_request(self, request: SampleRequest) -> list[Episode]:
         """Sample as ``request`` asks: what ``sample()`` does, and what backends call."""
-        num_timesteps, num_episodes = request.num_timesteps, request.num_episodes
-        if num_timesteps is None and num_episodes is None:
-            num_timesteps = self.config.rollout_fragment_length * self.num_envs
-        explore = self.config.explore if request.explore is None else request.explore
         if not self._announced:
             await self._announce()
         if request.force_reset:
             self._drop_ongoing()
+        if self._needs_reset:
+            # Exact: only as many episodes as the budget; the other sub-envs step unrecorded.
+            await self._reset_all(request.num_episodes if request.exact else None)
         done: list[Episode] = []
         dropped: list[Episode] = []  # cut short by an exact budget: handed out, never resumed
-        act = (explore, request.random_actions)
-        if request.exact:
-            if self._obs is None:
-                # Only as many episodes as the budget: the other sub-envs step unrecorded.
-                await self._reset_all(num_episodes)
-            steps = await self._run(num_timesteps, num_episodes, *act, done, dropped)
-        else:
-            if self._obs is None:
-                await self._reset_all()
-            steps = await self._run(num_timesteps, num_episodes, *act, done)
+        self._sampling.begin(self._episodes, request, done, dropped if request.exact else None)
+        # The strategy's loop; what each step leads to is self._sampling's (_steps.py).
+        steps = await self._steps.run(self._sampling)
         samples = self._cut(done, dropped)
         if request.exact and None in self._episodes:
             self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh
@@ -185,142 +163,10 @@ class EnvRunner(EpisodeLifecycle):
 
     def _drop_ongoing(self) -> None:
         """Forget the ongoing episodes; the next ``sample()`` resets every sub-env."""
-        self._obs = None
+        self._needs_reset = True
         self._episodes = []
-        self._resetting = []
+        self._steps.resetting = []
         self._handed.clear()
-
-    async def _run(
-        self,
-        num_timesteps: int | None,
-        num_episodes: int | None,
-        explore: bool,
-        random_actions: bool,
-        done: list[Episode],
-        dropped: list[Episode] | None = None,
-    ) -> int:
-        """Step until the budget is met; return the number of env steps (transitions).
-
-        With ``dropped`` (exact sampling) the budget is met exactly: ``self._episodes[i] is
-        None`` marks sub-env ``i`` idle (it steps with the others, as a vector env cannot
-        hold one back, but nothing of it is recorded), no episode starts beyond
-        ``num_episodes``, and episodes the budget cuts short go to ``dropped``.
-        """
-        # The hot loop: one vector step, then a pass over the sub-envs in plain Python. Arrays
-        # become lists once per vector step (tolist() is one C call; indexing numpy per
-        # element is not). Events are built only for hooks with subscribers. Exact sampling
-        # costs training two cheap tests per sub-env step (measured: no visible change).
-        env, episodes, resetting = self.env, self._episodes, self._resetting
-        # The step hook's dispatcher, called inline (kernel.LIVE_ARGS order, positionally):
-        # an `await publisher.publish()` per step would cost ~340 ns more (docs/design.md).
-        on_step, next_seq = self._on_step, self._publisher.next_seq
-        exact = dropped is not None
-        max_steps = num_timesteps if num_timesteps is not None else float("inf")
-        max_episodes = num_episodes if num_episodes is not None else float("inf")
-        started = sum(episode is not None for episode in episodes)
-        steps = 0
-        timestep_before = self._timestep
-        while steps < max_steps and len(done) < max_episodes:
-            actions = self._actions(explore, random_actions)
-            obs, rewards, terminateds, truncateds, infos = env.step(actions)
-            action_list = actions.tolist() if actions.ndim == 1 else list(actions)
-            reward_list = rewards.tolist()
-            term_list = terminateds.tolist()
-            trunc_list = truncateds.tolist()
-            rows = list(obs)
-            for i in range(self.num_envs):
-                episode = episodes[i]
-                if episode is None:  # an idle sub-env (exact sampling)
-                    continue
-                info = _sub_info(infos, i) if infos else {}
-                if resetting[i]:  # this step was the sub-env's reset: the episode starts
-                    resetting[i] = False
-                    episode.add_reset(rows[i], info)
-                    await self._episode_started(episode)
-                    continue
-                terminated, truncated = term_list[i], trunc_list[i]
-                if exact and (
-                    steps >= max_steps or ((terminated or truncated) and len(done) >= max_episodes)
-                ):  # the budget was met earlier in this vector step: drop the episode
-                    dropped.append(episode)  # type: ignore[union-attr]
-                    episodes[i] = None
-                    continue
-                action, reward = action_list[i], reward_list[i]
-                episode.add_step(rows[i], action, reward, terminated, truncated, info)
-                steps += 1
-                step: dict[str, Any] | None
-                if terminated or truncated:
-                    # This last step's on_episode_step, then on_episode_end (RLlib's order).
-                    step = {
-                        "action": action,
-                        "reward": reward,
-                        "observation": rows[i],
-                        "info": info,
-                    }
-                else:
-                    if on_step.call is None:
-                        continue
-                    event = EpisodeStep(
-                        source=self.source,
-                        seq=next_seq(),
-                        episode_id=episode.id_,
-                        env_index=i,
-                        action=action,
-                        reward=reward,
-                        observation=rows[i],
-                        info=info,
-                    )
-                    # _step_hook() inline (the hot path: one call less per step).
-                    args = (episode, self, self.metrics, env, self.module, i)
-                    if on_step.is_async:
-                        control = await on_step.call(event, *args)
-                    else:
-                        control = on_step.call(event, *args)
-                    if control is None or not self._ends_early(episode, control):
-                        continue
-                    step = None  # a handler ended the episode: its step is published
-                    env.reset_next_step(i)
-                await self._episode_ended(episode, step)
-                done.append(episode)
-                if exact and started >= max_episodes:
-                    episodes[i] = None
-                else:
-                    episodes[i] = await self._new_episode(i)
-                    resetting[i] = True
-                    started += 1
-            self._obs = obs
-            self._timestep = timestep_before + steps
-        return steps
-
-    async def _step_hook(self, event: EpisodeStep, episode: Any, i: int) -> bool:
-        """Run the ``on_episode_step`` chain (it has handlers) on ``event`` of a step that
-        did not end ``episode``; return whether a handler ended it (``_ends_early``).
-
-        The single-agent loop does the same inline: it is the hot path, and a call
-        more per step shows in ``bench/sampling.py``."""
-        on_step = self._on_step
-        args = (episode, self, self.metrics, self.env, self.module, i)
-        if on_step.is_async:
-            control = await on_step.call(event, *args)  # type: ignore[misc]
-        else:
-            control = on_step.call(event, *args)  # type: ignore[misc]
-        return control is not None and self._ends_early(episode, control)
-
-    def _ends_early(self, episode: Any, control: Control) -> bool:
-        """Keep an ``on_episode_step`` chain's Control; with ``end_episode``, truncate the
-        episode now (and return True)."""
-        self._publisher.add_control(control)
-        if not control.end_episode:
-            return False
-        episode.truncate()  # a multi-agent episode's agents all leave truncated
-        return True
-
-    def _actions(self, explore: bool, random_actions: bool) -> Any:
-        if random_actions or self.module is None:
-            return np.asarray(self.env.action_space.sample())
-        return self._exploration.get_actions(
-            self.module, self._obs, self._rng, self._timestep, explore
-        )
 
     def _cut(self, done: list[Episode], dropped: list[Episode]) -> list[Episode]:
         """Return the chunks to hand out: finished episodes, then the ongoing ones."""
@@ -332,7 +178,7 @@ class EnvRunner(EpisodeLifecycle):
             start = self._handed.pop(episode.id_, 0)
             if len(episode) > start:
                 samples.append(episode.chunk(start))
-        for ongoing, resetting in zip(self._episodes, self._resetting, strict=True):
+        for ongoing, resetting in zip(self._episodes, self._steps.resetting, strict=True):
             if ongoing is None:  # an idle sub-env (exact sampling) records nothing
                 continue
             start = self._handed.get(ongoing.id_, 0)
@@ -345,23 +191,17 @@ class EnvRunner(EpisodeLifecycle):
     # --- episode lifecycle ------------------------------------------------------------------
 
     async def _reset_all(self, limit: int | None = None) -> None:
-        """Start one episode per sub-env: created (before the reset), reset, started.
-
-        With ``limit``, only the first ``limit`` sub-envs get an episode; the others idle.
-        """
+        """Start one episode per sub-env (with ``limit``, the first ``limit``; the others idle)."""
         count = self.num_envs if limit is None else min(limit, self.num_envs)
-        episodes: list[Episode | None] = [await self._new_episode(i) for i in range(count)]
-        self._episodes = episodes + [None] * (self.num_envs - count)
-        self._resetting = [False] * self.num_envs
         # Seed the first reset only: later (forced) resets go on from the envs' own RNGs, so
         # evaluation rounds do not replay the same initial states.
         seed, self._reset_seed = self._reset_seed, None
-        obs, infos = self.env.reset(seed=seed)
-        self._obs = obs
-        for i, episode in enumerate(episodes):
-            assert episode is not None
-            episode.add_reset(obs[i], _sub_info(infos, i) if infos else {})
-            await self._episode_started(episode)
+        self._episodes = await self._steps.reset(self._lifecycle, count, seed)
+        self._needs_reset = False
+
+    async def _announce(self) -> None:
+        self._announced = True
+        await self._lifecycle.announce()
 
     # --- the rest of the runner's API -------------------------------------------------------
 
@@ -378,8 +218,8 @@ class EnvRunner(EpisodeLifecycle):
         """
         explore = self.config.explore if explore is None else explore
         batch = np.asarray(observation)[None]
-        actions = self._exploration.get_actions(
-            self.module, batch, self._rng, self._timestep, explore
+        actions = self._steps.exploration.get_actions(
+            self.module, batch, self._rng, self._sampling.timestep, explore
         )
         return np.asarray(actions)[0]
 
@@ -417,16 +257,3 @@ class EnvRunner(EpisodeLifecycle):
 
     def __repr__(self) -> str:
         return f"<EnvRunner {self.source} {env_name(self.config.env)} x{self.num_envs}>"
-
-
-def _sub_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
-    """Pick sub-env ``i``'s info out of a vector env's batched info dict."""
-    info = {}
-    for key, values in infos.items():
-        if key.startswith("_"):
-            continue
-        mask = infos.get("_" + key)
-        if mask is not None and not mask[i]:
-            continue
-        info[key] = _sub_info(values, i) if isinstance(values, dict) else values[i]
-    return info

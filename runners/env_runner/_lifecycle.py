@@ -2,119 +2,112 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from hookbus.events import (
     EnvironmentCreated,
     EpisodeCreated,
     EpisodeEnd,
     EpisodeStart,
-    EpisodeStep,
     PostprocessTrajectory,
 )
-from hookbus.kernel import Episode, MultiAgentEpisode, Publisher
+from hookbus.kernel import MultiAgentEpisode, Publisher
 
-from ..envs import EnvContext, env_name
-
-if TYPE_CHECKING:
-    from ..config import AlgorithmConfig
+from ..envs import env_name
 
 __all__ = ("EpisodeLifecycle",)
 
 
 class EpisodeLifecycle:
-    """Publish ``on_episode_created/start/step/end``, ``on_postprocess_trajectory`` and
-    ``on_environment_created`` for the EnvRunner that mixes this in (per-step events of
-    ongoing episodes are published by its sampling loop itself, the hot path).
+    """Publish ``on_episode_created/start/end``, ``on_postprocess_trajectory`` and
+    ``on_environment_created`` for one EnvRunner: each hook from here, and only here.
+
+    ``on_episode_step`` is the sampling loop's (``_steps.Sampling.publish_step``), the final
+    step's included: it is the hot path, and ``on_episode_end`` follows it here (``ended``).
     """
 
-    _publisher: Publisher
-    _announced: bool
-    module: Any
-    config: AlgorithmConfig[Any]
-    env_context: EnvContext
-    num_envs: int
-    worker_index: int
+    __slots__ = ("_publisher", "_runner")
+
+    def __init__(self, publisher: Publisher, env_runner: Any) -> None:
+        self._publisher = publisher
+        self._runner = env_runner  # for its current module (the learner may set it later)
 
     def _episode_args(self, episode: Any) -> dict[str, Any]:
         """Return the episode hooks' live arguments besides the publisher's fixed ones."""
-        return {"episode": episode, "rl_module": self.module, "env_index": episode.env_index}
+        return {
+            "episode": episode,
+            "rl_module": self._runner.module,
+            "env_index": episode.env_index,
+        }
 
-    def _make_episode(self, i: int) -> Any:
-        """Return a new, empty episode for sub-env ``i``."""
-        return Episode(env_index=i)
-
-    async def _new_episode(self, i: int) -> Any:
-        episode = self._make_episode(i)
+    async def created(self, episode: Any) -> Any:
+        """Publish ``on_episode_created`` for a new, empty ``episode``; return it."""
         publisher = self._publisher
         if publisher.wants(EpisodeCreated):
             await publisher.publish(
                 EpisodeCreated,
                 self._episode_args(episode),
                 episode_id=episode.id_,
-                env_index=i,
+                env_index=episode.env_index,
                 multi_agent=isinstance(episode, MultiAgentEpisode),
             )
         return episode
 
-    async def _episode_started(self, episode: Any, fields: dict[str, Any] | None = None) -> None:
-        """Publish ``on_episode_start``; ``fields`` are the reset's (a single-agent
-        episode's first observation and info by default)."""
+    async def started(
+        self, episode: Any, fields: Callable[[], dict[str, Any]] | None = None
+    ) -> None:
+        """Publish ``on_episode_start`` once the reset is in ``episode``.
+
+        ``fields()`` gives the event's fields of the reset (called only if someone
+        listens); by default a single-agent episode's first observation and info.
+        """
         publisher = self._publisher
         if publisher.wants(EpisodeStart):
             if fields is None:
-                fields = {"observation": episode.observations[0], "info": episode.infos[0]}
+                data = {"observation": episode.observations[0], "info": episode.infos[0]}
+            else:
+                data = fields()
             await publisher.publish(
                 EpisodeStart,
                 self._episode_args(episode),
                 episode_id=episode.id_,
                 env_index=episode.env_index,
-                **fields,
+                **data,
             )
 
-    async def _episode_ended(self, episode: Any, step: dict[str, Any] | None) -> None:
-        """Publish the final step (already in ``episode``; ``step`` holds its event fields),
-        then the episode's end.
+    async def ended(self, episode: Any, early: bool) -> None:
+        """Publish ``on_episode_end`` (after the final step's ``on_episode_step``), then
+        ``on_postprocess_trajectory``.
 
-        As in RLlib, the step that ends an episode fires ``on_episode_step`` like any other
-        (with the episode already terminated or truncated), and ``on_episode_end`` after it.
-        ``step`` None: a handler of the last (published) step ended the episode early.
+        ``early``: a handler of the last step ended the episode (``Control.end_episode``).
         """
         publisher, i = self._publisher, episode.env_index
-        args = self._episode_args(episode)
-        ended = {"terminated": episode.is_terminated, "truncated": episode.is_truncated}
-        if step is not None and publisher.wants(EpisodeStep):
-            await publisher.publish(
-                EpisodeStep,
-                args,
-                episode_id=episode.id_,
-                env_index=i,
-                **step,
-                **ended,
-            )
         if publisher.wants(EpisodeEnd):
             await publisher.publish(
                 EpisodeEnd,
-                args,
+                self._episode_args(episode),
                 episode_id=episode.id_,
                 env_index=i,
-                ended_early=step is None,
-                **ended,
+                terminated=episode.is_terminated,
+                truncated=episode.is_truncated,
+                ended_early=early,
             )
         if publisher.wants(PostprocessTrajectory):
             await publisher.publish(
                 PostprocessTrajectory, {"episode": episode}, episode_id=episode.id_, env_index=i
             )
 
-    async def _announce(self) -> None:
-        self._announced = True
-        if self._publisher.wants(EnvironmentCreated):
-            await self._publisher.publish(
+    async def announce(self) -> None:
+        """Publish ``on_environment_created`` for the runner's env."""
+        runner, publisher = self._runner, self._publisher
+        if publisher.wants(EnvironmentCreated):
+            await publisher.publish(
                 EnvironmentCreated,
-                {"env_context": self.env_context},
-                env_id=env_name(self.config.env),
-                num_envs=self.num_envs,
-                worker_index=self.worker_index,
-                in_evaluation=self.config.in_evaluation,
-                env_config=dict(self.env_context),
+                {"env_context": runner.env_context},
+                env_id=env_name(runner.config.env),
+                num_envs=runner.num_envs,
+                worker_index=runner.worker_index,
+                in_evaluation=runner.config.in_evaluation,
+                env_config=dict(runner.env_context),
             )

@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from hookbus.events import EpisodeStart, EpisodeStep
+from hookbus.events import EpisodeStep
 from hookbus.kernel import ConfigError, MultiAgentEpisode, reset_agents, step_agents
 
 from .._exploration import make_exploration
 from ..config import is_multi_agent, mapping_fn, module_spaces
-from ..envs import MultiAgentEnv, env_maker, env_name, mark_env_failure
+from ..envs import EnvContext, MultiAgentEnv, env_maker, env_name, mark_env_failure
 from ._env_runner import EnvRunner
+from ._lifecycle import EpisodeLifecycle
+from ._steps import Sampling
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
-__all__ = ("MultiAgentEnvRunner", "MultiAgentVectorEnv", "env_runner_class")
+__all__ = ("MultiAgentEnvRunner", "MultiAgentSteps", "MultiAgentVectorEnv", "env_runner_class")
+
+# EpisodeStep's own default reward (the object): a multi-agent step leaves the single-agent
+# fields at their defaults, and msgspec leaves a float out of the encoding (omit_defaults)
+# only when it is the default object itself, so recordings stay as compact as before.
+_NO_REWARD: float = EpisodeStep(source="", seq=0).reward
 
 
 class MultiAgentVectorEnv:
@@ -71,154 +78,150 @@ class MultiAgentVectorEnv:
             env.close()
 
 
-class MultiAgentEnvRunner(EnvRunner):
-    """Sample ``MultiAgentEpisode``s, publishing the same hooks as the single-agent runner.
+class MultiAgentSteps:
+    """Step a ``MultiAgentVectorEnv`` for the sampling loop: sub-env by sub-env.
 
-    Each env step steps every sub-env once, with an action for each agent that got an
-    observation (``episode.get_agents_to_act()``): one forward pass per module over the
-    agents it acts for, across sub-envs. ``on_episode_step`` fires after every env step,
-    ``len(episode)`` counts env steps, and a finished episode's sub-env is reset at once
-    (``on_episode_created`` before the reset, ``on_episode_start`` after it). ``module`` is a
-    mapping of module id to module (``module[module_id].forward_exploration(obs, rng)``).
+    Each vector step gives an action to each agent that got an observation
+    (``episode.get_agents_to_act()``): one forward pass per module over the agents it acts
+    for, across sub-envs. Sub-envs step one by one as they are recorded, and a finished
+    episode's sub-env is reset at once (``on_episode_created`` before the reset,
+    ``on_episode_start`` after it), so no step is ever only a reset (``resetting`` stays
+    False).
     """
 
-    is_multi_agent = True
+    __slots__ = ("_mapping", "env", "exploration", "resetting", "spaces")
 
-    def _make_env(self, seed: int | None) -> MultiAgentVectorEnv:
-        config = self.config
+    def __init__(
+        self, config: AlgorithmConfig[Any], env_context: EnvContext, *, seed: int | None
+    ) -> None:
         if config.restart_failed_sub_environments:
             raise ConfigError(
                 "restart_failed_sub_environments is not supported with multi-agent envs yet; "
                 "leave it False (restart_failed_env_runners restarts whole runners)"
             )
         makers = [
-            env_maker(config.env, self.env_context.with_vector_index(i))
+            env_maker(config.env, env_context.with_vector_index(i))
             for i in range(config.num_envs_per_env_runner)
         ]
         self._mapping = mapping_fn(config)
-        return MultiAgentVectorEnv(makers)
-
-    def _make_exploration(self) -> Any:
-        self.spaces = module_spaces(self.config, self.env.envs[0].unwrapped)
+        self.env = MultiAgentVectorEnv(makers)
+        first: Any = self.env.envs[0].unwrapped
+        self.spaces: dict[str, tuple[Any, Any]] = module_spaces(config, first)
         """Each module's (observation space, action space)."""
-        return {
-            module_id: make_exploration(self.config.exploration, action_space)
+        self.exploration: dict[str, Any] = {
+            module_id: make_exploration(config.exploration, action_space)
             for module_id, (_, action_space) in self.spaces.items()
         }
+        self.resetting: list[bool] = []  # always False: sub-envs reset as episodes end
 
-    def _make_episode(self, i: int) -> MultiAgentEpisode:
-        return MultiAgentEpisode(env_index=i, agent_to_module_mapping_fn=self._mapping)
-
-    async def _reset_all(self, limit: int | None = None) -> None:
-        """Start one episode per sub-env (the first ``limit`` only; the others idle)."""
-        count = self.num_envs if limit is None else min(limit, self.num_envs)
-        self._episodes = [None] * self.num_envs
-        self._resetting = [False] * self.num_envs  # a sub-env is reset as its episode ends
-        # Seed the first reset only, as the single-agent runner does.
-        seed, self._reset_seed = self._reset_seed, None
+    async def reset(self, lifecycle: EpisodeLifecycle, count: int, seed: int | None) -> list[Any]:
+        """Start an episode in each of the first ``count`` sub-envs, one after the other."""
+        self.resetting = [False] * self.env.num_envs
+        episodes: list[Any] = [None] * self.env.num_envs
         for i in range(count):
-            sub_seed = None if seed is None else seed + i
-            self._episodes[i] = await self._start_episode(i, sub_seed)
-        self._obs = True  # reset: the next sample() goes on from here
+            episodes[i] = await self._start(i, lifecycle, None if seed is None else seed + i)
+        return episodes
 
-    async def _start_episode(self, i: int, seed: int | None = None) -> MultiAgentEpisode:
-        """Create (publishing on_episode_created), reset sub-env ``i``, publish the start."""
-        episode: MultiAgentEpisode = await self._new_episode(i)
+    async def _start(
+        self, i: int, lifecycle: EpisodeLifecycle, seed: int | None = None
+    ) -> MultiAgentEpisode:
+        """Create an episode (publishing on_episode_created), reset sub-env ``i``, start it."""
+        episode = MultiAgentEpisode(env_index=i, agent_to_module_mapping_fn=self._mapping)
+        await lifecycle.created(episode)
         observations, infos = self.env.reset(i, seed)
         episode.add_env_reset(observations, infos)
-        fields = None
-        if self._publisher.wants(EpisodeStart):
-            fields = {"agents": reset_agents(episode, observations, infos)}
-        await self._episode_started(episode, fields)
+        await lifecycle.started(
+            episode, lambda: {"agents": reset_agents(episode, observations, infos)}
+        )
         return episode
 
-    async def _run(
-        self,
-        num_timesteps: int | None,
-        num_episodes: int | None,
-        explore: bool,
-        random_actions: bool,
-        done: list[Any],
-        dropped: list[Any] | None = None,
-    ) -> int:
-        """Step until the budget is met; return the number of env steps."""
-        episodes, publisher = self._episodes, self._publisher
-        exact = dropped is not None
-        max_steps = num_timesteps if num_timesteps is not None else float("inf")
-        max_episodes = num_episodes if num_episodes is not None else float("inf")
-        started = sum(episode is not None for episode in episodes)
-        steps = 0
-        timestep_before = self._timestep
-        on_step, next_seq = self._on_step, publisher.next_seq
-        while steps < max_steps and len(done) < max_episodes:
-            actions = self._agent_actions(explore, random_actions)
-            for i in range(self.num_envs):
-                episode = episodes[i]
-                if episode is None:  # an idle sub-env (exact sampling)
-                    continue
-                if exact and (steps >= max_steps or len(done) >= max_episodes):
-                    dropped.append(episode)  # type: ignore[union-attr]
-                    episodes[i] = None
-                    continue
-                obs, rewards, terminateds, truncateds, infos = self.env.step(i, actions[i])
-                episode.add_env_step(obs, actions[i], rewards, terminateds, truncateds, infos)
-                steps += 1
-                agents = None
-                if on_step.call is not None:  # someone listens to on_episode_step
-                    agents = step_agents(
-                        episode, obs, actions[i], rewards, terminateds, truncateds, infos
-                    )
-                step: dict[str, Any] | None = {"agents": agents}
-                if not episode.is_done:
-                    if on_step.call is None:
-                        continue
-                    event = EpisodeStep(
-                        source=self.source,
-                        seq=next_seq(),
-                        episode_id=episode.id_,
-                        env_index=i,
-                        agents=agents,
-                    )
-                    if not await self._step_hook(event, episode, i):
-                        continue
-                    step = None  # a handler ended it: its step is published
-                await self._episode_ended(episode, step)
-                done.append(episode)
-                if exact and (len(done) >= max_episodes or started >= max_episodes):
-                    episodes[i] = None
-                else:
-                    episodes[i] = await self._start_episode(i)
-                    started += 1
-            self._timestep = timestep_before + steps
-        return steps
-
-    def _agent_actions(self, explore: bool, random_actions: bool) -> list[dict[Any, Any]]:
+    def _act(self, sampling: Sampling) -> list[dict[Any, Any]]:
         """Return each sub-env's action dict: one forward pass per module over its agents."""
-        actions: list[dict[Any, Any]] = [{} for _ in range(self.num_envs)]
+        actions: list[dict[Any, Any]] = [{} for _ in range(self.env.num_envs)]
         batches: dict[str, tuple[list[Any], list[tuple[int, Any]]]] = {}
-        for i, episode in enumerate(self._episodes):
+        for i, episode in enumerate(sampling.episodes):
             if episode is None:
                 continue
             for agent_id in episode.get_agents_to_act():
                 rows, keys = batches.setdefault(episode.module_for(agent_id), ([], []))
                 rows.append(episode.agent_episodes[agent_id].observations[-1])
                 keys.append((i, agent_id))
+        module = sampling.module
         for module_id, (rows, keys) in batches.items():
-            if random_actions or self.module is None:
+            if sampling.random_actions or module is None:
                 space = self.spaces[module_id][1]
                 chosen: Any = [space.sample() for _ in keys]
             else:
-                chosen = self._exploration[module_id].get_actions(
-                    self.module[module_id],
+                chosen = self.exploration[module_id].get_actions(
+                    module[module_id],
                     np.asarray(rows),
-                    self._rng,
-                    self._timestep,
-                    explore,
+                    sampling.rng,
+                    sampling.timestep,
+                    sampling.explore,
                 )
                 chosen = chosen.tolist() if np.ndim(chosen) == 1 else list(chosen)
             for (i, agent_id), action in zip(keys, chosen, strict=True):
                 actions[i][agent_id] = action
         return actions
+
+    async def run(self, sampling: Sampling) -> int:
+        """Step the sub-envs one by one until the budget is met; return the env steps."""
+        env, episodes, done = self.env, sampling.episodes, sampling.done
+        on_step, exact = sampling.on_step, sampling.exact
+        steps, timestep_before = 0, sampling.timestep
+        while steps < sampling.max_steps and len(done) < sampling.max_episodes:
+            actions = self._act(sampling)
+            for i in range(env.num_envs):
+                episode = episodes[i]
+                if episode is None:  # an idle sub-env (exact sampling)
+                    continue
+                # Whether the step would end the episode is known only after it: exact
+                # sampling stops at the budget before stepping.
+                if exact and sampling.drops(i, steps, True):
+                    continue
+                obs, rewards, terminateds, truncateds, infos = env.step(i, actions[i])
+                episode.add_env_step(obs, actions[i], rewards, terminateds, truncateds, infos)
+                steps += 1
+                ended, early = episode.is_done, False
+                if on_step.call is not None:
+                    agents = step_agents(
+                        episode, obs, actions[i], rewards, terminateds, truncateds, infos
+                    )
+                    # The single-agent fields keep their defaults.
+                    control = sampling.publish_step(episode, None, _NO_REWARD, None, {}, agents)
+                    if on_step.is_async:
+                        control = await control
+                    if control is not None:
+                        early = sampling.ends_early(episode, control, ended)
+                if ended or early:
+                    await sampling.end(i, episode, early)
+            sampling.timestep = timestep_before + steps
+        return steps
+
+    def end_early(self, i: int) -> None:
+        """Nothing to do: ``restart()`` resets the sub-env at once."""
+
+    async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> MultiAgentEpisode:
+        """Create, reset and start sub-env ``i``'s next episode."""
+        return await self._start(i, lifecycle)
+
+
+class MultiAgentEnvRunner(EnvRunner):
+    """Sample ``MultiAgentEpisode``s, publishing the same hooks as the single-agent runner.
+
+    The EnvRunner with another strategy (``MultiAgentSteps``) and the per-policy API:
+    ``on_episode_step`` fires after every env step, ``len(episode)`` counts env steps, and
+    a finished episode's sub-env is reset at once. ``module`` is a mapping of module id to
+    module (``module[module_id].forward_exploration(obs, rng)``).
+    """
+
+    is_multi_agent = True
+    steps_class = MultiAgentSteps
+
+    @property
+    def spaces(self) -> dict[str, tuple[Any, Any]]:
+        """Each module's (observation space, action space)."""
+        return cast(MultiAgentSteps, self._steps).spaces
 
     def compute_single_action(
         self, observation: Any, *, explore: bool | None = None, policy_id: str | None = None
@@ -237,8 +240,8 @@ class MultiAgentEnvRunner(EnvRunner):
             )
         explore = self.config.explore if explore is None else explore
         batch = np.asarray(observation)[None]
-        actions = self._exploration[policy_id].get_actions(
-            self.module[policy_id], batch, self._rng, self._timestep, explore
+        actions = self._steps.exploration[policy_id].get_actions(
+            self.module[policy_id], batch, self._rng, self._sampling.timestep, explore
         )
         return np.asarray(actions)[0]
 
