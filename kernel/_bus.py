@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-from hookbus.events import HOOKS, BaseEvent
+from hookbus.events import BaseEvent, event_types
 
 from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
 from ._chain import Handler, describe
@@ -157,13 +157,12 @@ class Bus:
         """Tell whether publishing ``event_type`` would run anything (else build no event)."""
         try:
             return self._dispatchers[event_type].call is not None
-        except KeyError:
-            event_type_for(event_type)  # raises the explanation
-            raise
+        except KeyError:  # an event type of yours, first met (or no event type: ConfigError)
+            return self._chains.dispatcher(event_type).call is not None
 
     def dispatcher(self, event_type: type[BaseEvent] | str) -> Dispatcher:
         """Return the live dispatcher of ``event_type``, for publishers on a hot path."""
-        return self._dispatchers[event_type_for(event_type)]
+        return self._chains.dispatcher(event_type_for(event_type))
 
     @contextlib.asynccontextmanager
     async def stream(
@@ -177,7 +176,7 @@ class Bus:
         The stream's feeder runs last in each chain. ``overflow="block"`` makes publishers
         wait while the buffer is full; ``"drop_oldest"`` never waits and counts drops.
         """
-        hooks = [self._open_hook(t) for t in event_types] if event_types else list(HOOKS)
+        hooks = [self._open_hook(t) for t in event_types] if event_types else list(_all_hooks())
         stream = EventStream(buffer, overflow)
         put = stream.put if stream.overflow == "block" else stream.put_dropping_oldest
         feeder = Handler.of(put, takes_live=False, observer=True)
@@ -202,8 +201,8 @@ class Bus:
         """
         try:
             dispatcher = self._dispatchers[type(event)]
-        except KeyError:
-            raise ConfigError(f"cannot publish {event!r}: not a hookbus event") from None
+        except KeyError:  # an event type of yours, first met here: nobody subscribed yet
+            dispatcher = self._first(event, "publish")
         call = dispatcher.call
         if call is None:
             return None
@@ -222,7 +221,7 @@ class Bus:
         try:
             dispatcher = self._dispatchers[type(event)]
         except KeyError:
-            raise ConfigError(f"cannot forward {event!r}: not a hookbus event") from None
+            dispatcher = self._first(event, "forward")
         call = dispatcher.observe
         if call is None:
             return
@@ -240,7 +239,7 @@ class Bus:
 
         ``.names`` lists the handlers in run order; ``print()`` shows a numbered table.
         """
-        return self._chains.explain(event_type_for(event_type).hook)
+        return self._chains.explain(self._chains.dispatcher(event_type_for(event_type)).hook)
 
     # --- state and lifecycle ------------------------------------------------------------
 
@@ -325,6 +324,18 @@ class Bus:
         if self._closed:
             raise BusClosedError("cannot subscribe to a closed bus")
         return event_type_for(event_type).hook
+
+    def _first(self, event: object, verb: str) -> Dispatcher:
+        """Return the dispatcher of ``event``'s type, met for the first time (ConfigError if
+        it is no event type)."""
+        try:
+            return self._chains.dispatcher(type(event))
+        except ConfigError as exc:
+            raise ConfigError(f"cannot {verb} {event!r}: not a hookbus event; {exc}") from None
+
+
+def _all_hooks() -> list[str]:
+    return list(event_types())
 
 
 def _class_options(callback: object) -> dict[str, Any]:

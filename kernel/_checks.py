@@ -13,12 +13,12 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from hookbus.events import HOOKS
+from hookbus.events import event_types
 
 from ._callback import Callback, overridden_hooks
 from ._chain import describe
 from ._errors import ConfigError
-from ._hooks import LIVE_ARGS, hook_name
+from ._hooks import hook_name, live_args_of
 from ._plugins import check_plugin_selection
 
 __all__ = (
@@ -150,9 +150,9 @@ def as_list(value: object) -> list[Any]:
 def _class_hooks(cls: type) -> list[str]:
     """Return the hooks ``cls`` implements (hook-named callables other than Callback's no-ops)."""
     hooks = []
-    for hook in HOOKS:
+    for hook in event_types():
         method = getattr(cls, hook, None)
-        if method is not None and method is not getattr(Callback, hook) and callable(method):
+        if method is not None and method is not getattr(Callback, hook, None) and callable(method):
             hooks.append(hook)
     return hooks
 
@@ -183,7 +183,7 @@ def _check_signature(fn: Any, hook: str, name: str, unbound: bool = False) -> No
     params = list(signature.parameters.values())
     if unbound and params and params[0].kind in _POSITIONAL:
         params = params[1:]  # self, bound when the class is instantiated
-    given = ("event", *LIVE_ARGS[hook])
+    given = ("event", *live_args_of(hook))
     problem = _mismatch(params, given, hook)
     if problem:
         example = ", ".join(("*", *given[:2], "**kwargs"))

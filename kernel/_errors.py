@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookbus.events import HookbusError
+from hookbus.events import ConfigError, HookbusError
 
 __all__ = (
     "BusClosedError",
@@ -14,10 +14,6 @@ __all__ = (
     "LifecycleError",
     "RecordingError",
 )
-
-
-class ConfigError(HookbusError, ValueError):
-    """Raise when a subscriber, hook name, plugin or option is not one the kernel accepts."""
 
 
 class BusClosedError(HookbusError, RuntimeError):
