@@ -121,10 +121,10 @@ def _enter(cls: type[BaseEvent]) -> None:
     for table, key, what in ((_by_tag, tag, "tag"), (_by_hook, hook, "hook name")):
         other = table.get(key)
         if other is not None and not _redefines(cls, other):
-            fix = "tag=..." if what == "tag" else 'hook = "on_..." (a class attribute)'
+            fix = 'tag="..."' if what == "tag" else 'hook = "on_..." in the class body'
             raise ConfigError(
                 f"event type {_name(cls)} cannot register: its {what} {key!r} is already "
-                f"{_name(other)}'s; give it another ({fix})"
+                f"{_name(other)}'s; give it another: {fix}"
             )
     for table, key in ((_by_tag, tag), (_by_hook, hook)):
         other = table.get(key)

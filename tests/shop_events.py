@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 import msgspec
 import numpy as np
 
-from hookbus.events import BaseEvent
-from hookbus.kernel import Callback, Control
+from hookbus.events import BaseEvent, EpisodeEnd
+from hookbus.kernel import Bus, Callback, Control, Publisher
 
 
 class OrderPlaced(BaseEvent, frozen=True, kw_only=True, tag="order_placed"):
@@ -66,3 +66,14 @@ class Revenue(Callback):
             "declined": self.declined,
             "readings": self.readings,
         }
+
+
+async def shop_day(bus: Bus) -> None:
+    """Publish a small day of the shop: orders, declines, numpy readings, one hook event."""
+    shop, lab = Publisher(bus, "shop"), Publisher(bus, "lab", device=None)
+    for i in range(20):
+        await shop.publish(OrderPlaced, order_id=f"o{i}", total=0.1 * i + 1 / 3, items=["x"] * i)
+        if i % 7 == 3:
+            await shop.publish(PaymentFailed, order_id=f"o{i}", reason="card")
+        await lab.publish(SensorRead, values=np.linspace(0, 1, 5, dtype=np.float32) * i)
+    await bus.publish(EpisodeEnd(source="env_runner:0", seq=0, episode_id="e"))

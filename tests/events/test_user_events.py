@@ -139,7 +139,7 @@ def test_a_clashing_tag_is_refused_naming_the_holder() -> None:
     with pytest.raises(
         ConfigError,
         match=r"event type .*Copycat cannot register: its tag 'order_placed' is already "
-        r"shop_events.OrderPlaced's; give it another \(tag=...\)",
+        r"shop_events.OrderPlaced's; give it another: tag=\"...\"",
     ):
         event_type(Copycat)
     assert event_type("on_order_placed") is OrderPlaced  # the first stays
