@@ -1,7 +1,7 @@
-"""Typed, serializable events: one per hook, plus the codec that stores and ships them."""
+"""Typed, serializable events: one per hook, yours beside them, and the codec that stores them."""
 
 from . import codec as codec
-from ._errors import HookbusError as HookbusError
+from ._errors import ConfigError as ConfigError, HookbusError as HookbusError
 from ._events import (
     HOOKS as HOOKS,
     AgentData as AgentData,
@@ -24,6 +24,11 @@ from ._events import (
     TrainResult as TrainResult,
 )
 from ._public import publish_names
+from ._registry import (
+    event_type as event_type,
+    event_types as event_types,
+    event_union as event_union,
+)
 
 __all__ = (
     "HOOKS",
@@ -31,6 +36,7 @@ __all__ = (
     "AlgorithmInit",
     "BaseEvent",
     "CheckpointLoaded",
+    "ConfigError",
     "EnvRunnersRecreated",
     "EnvironmentCreated",
     "EpisodeCreated",
@@ -47,6 +53,9 @@ __all__ = (
     "SampleEnd",
     "TrainResult",
     "codec",
+    "event_type",
+    "event_types",
+    "event_union",
 )
 
 publish_names(__name__, globals(), __all__)

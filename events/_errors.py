@@ -1,9 +1,18 @@
-"""The root of hookbus's exceptions; it lives here, in the lowest package, so all can share it."""
+"""The root of hookbus's exceptions, and the refusal of a bad configuration.
+
+They live here, in the lowest package, so that all can share them: ``events`` refuses an
+invalid event type with the same ``ConfigError`` the kernel raises for a bad subscriber.
+"""
 
 from __future__ import annotations
 
-__all__ = ("HookbusError",)
+__all__ = ("ConfigError", "HookbusError")
 
 
 class HookbusError(Exception):
     """Base class of every error hookbus raises on purpose."""
+
+
+class ConfigError(HookbusError, ValueError):
+    """Raise when a subscriber, hook name, event type, plugin or option is not one hookbus
+    accepts; the message names the bad value and what is allowed."""

@@ -2,6 +2,7 @@
 
 # No "from __future__ import annotations" here: msgspec resolves string annotations in the
 # module named by __module__, which the package rewrites to the public "hookbus.events".
+import re
 from typing import Any, ClassVar
 
 import msgspec
@@ -30,6 +31,19 @@ __all__ = (
 )
 
 
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def hook_name_of(class_name: str) -> str:
+    """Return the hook name derived from an event class's name: ``OrderPlaced`` ->
+    ``on_order_placed``, ``HTTPRequestDone`` -> ``on_http_request_done``."""
+    return "on_" + _WORD_START.sub("_", class_name).lower()
+
+
+DEFINED: "list[type[BaseEvent]]" = []
+"""Every subclass of ``BaseEvent``, as defined; ``_registry`` takes them from here."""
+
+
 class BaseEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Carry what every event has: who published it and its place in that publisher's stream.
 
@@ -42,6 +56,15 @@ class BaseEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 
     source: str = ""
     seq: int = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Defining an event type registers it (``_registry``), once msgspec has applied its
+        # class options: they are not set yet here, so the class is only noted now. Its
+        # hook name needs none of them: one not given in the class body derives from its name.
+        super().__init_subclass__(**kwargs)
+        if "hook" not in cls.__dict__:
+            cls.hook = hook_name_of(cls.__name__)
+        DEFINED.append(cls)
 
 
 # --- Algorithm side -------------------------------------------------------------------------

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-from hookbus.events import HOOKS, BaseEvent
+import anyio
+from anyio.abc import TaskGroup
+
+from hookbus.events import BaseEvent, event_types
 
 from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
-from ._chain import Handler, describe
+from ._chain import Handler, describe, is_async_callable
 from ._chains import ChainTable
 from ._checks import as_list, check_callback, check_handler, checked_callbacks
 from ._control import Control
 from ._dispatcher import Dispatcher
 from ._errors import BusClosedError, ConfigError
+from ._history import Kept, check_last, last_events
 from ._hooks import event_type_for, hook_name
 from ._options import BusOptions, check_on_error
 from ._order import ChainExplanation, placement
@@ -66,6 +71,9 @@ class Bus:
         self._dispatchers = self._chains.dispatchers
         self._closed = False
         self._streams: list[EventStream] = []
+        self._kept: dict[str, tuple[Kept, Handler]] = {}  # retain(): per hook, and its keeper
+        self._order = itertools.count()  # the publish order of kept events, across hooks
+        self._tasks: TaskGroup | None = None  # consume()'s, while inside ``async with``
         self.services = ServiceRegistry()
         """Named services shared through this bus (``provide``, ``get``, ``remove``)."""
 
@@ -146,13 +154,12 @@ class Bus:
         """Tell whether publishing ``event_type`` would run anything (else build no event)."""
         try:
             return self._dispatchers[event_type].call is not None
-        except KeyError:
-            event_type_for(event_type)  # raises the explanation
-            raise
+        except KeyError:  # an event type of yours, first met (or no event type: ConfigError)
+            return self._chains.dispatcher(event_type).call is not None
 
     def dispatcher(self, event_type: type[BaseEvent] | str) -> Dispatcher:
         """Return the live dispatcher of ``event_type``, for publishers on a hot path."""
-        return self._dispatchers[event_type_for(event_type)]
+        return self._chains.dispatcher(event_type_for(event_type))
 
     @contextlib.asynccontextmanager
     async def stream(
@@ -160,25 +167,80 @@ class Bus:
         *event_types: type[BaseEvent] | str,
         buffer: int = 1000,
         overflow: str = "block",
+        history: int = 0,
     ) -> AsyncIterator[EventStream]:
         """Observe events of ``event_types`` (all, if none given) through a bounded buffer.
 
         The stream's feeder runs last in each chain. ``overflow="block"`` makes publishers
         wait while the buffer is full; ``"drop_oldest"`` never waits and counts drops.
+        ``history=k`` starts it with the last k events the bus retained of these types
+        (``retain()``), in publish order, then the new ones: none lost, none twice.
         """
-        hooks = [self._open_hook(t) for t in event_types] if event_types else list(HOOKS)
-        stream = EventStream(buffer, overflow)
-        put = stream.put if stream.overflow == "block" else stream.put_dropping_oldest
-        feeder = Handler.of(put, takes_live=False, observer=True)
-        self._chains.add({"stream": {hook: [feeder] for hook in hooks}})
-        self._streams.append(stream)
+        stream, leave = self._open_stream(event_types, buffer, overflow, history)
         try:
             yield stream
         finally:
-            self._streams.remove(stream)
-            for hook in hooks:
-                self._chains.remove("stream", hook, lambda h: h is feeder)
-            stream._discard()
+            leave()
+
+    def retain(self, *event_types: type[BaseEvent] | str, last: int) -> None:
+        """Keep the last ``last`` events of each of ``event_types`` for late streams.
+
+        A stream opened with ``history=k`` starts with the last k of them. Retaining is a
+        subscriber (so the events are built, as for any subscriber); ``last=0`` stops it.
+        Calling it again for a type changes how many are kept (the newest stay).
+        """
+        check_last(last, "retain(last=...)")
+        if not event_types:
+            raise ConfigError("retain() needs event types to keep, e.g. retain(MyEvent, last=100)")
+        for hook in [self._open_hook(t) for t in event_types]:
+            found = self._kept.get(hook)
+            if found is not None and last:
+                found[0].resize(last)
+            elif found is not None:
+                del self._kept[hook]
+                keeper = found[1]
+                self._chains.remove("stream", hook, lambda h, k=keeper: h is k)  # type: ignore[misc]
+            elif last:
+                kept = Kept(last, self._order)
+                keeper = Handler.of(kept.keep, takes_live=False, observer=True)
+                self._chains.add({"stream": {hook: [keeper]}})
+                self._kept[hook] = (kept, keeper)
+
+    def consume(
+        self,
+        fn: Callable[[EventStream], Awaitable[Any]],
+        *event_types: type[BaseEvent] | str,
+        buffer: int = 1000,
+        overflow: str = "block",
+        history: int = 0,
+    ) -> EventStream:
+        """Run ``await fn(stream)`` in a task the bus owns, on a stream opened now.
+
+        The stream (``stream()``'s arguments) subscribes before this returns, so nothing
+        published after the call is missed. Only inside ``async with Bus() as bus``: leaving
+        that block closes the bus, so the stream ends once ``fn`` has drained it, and waits
+        for ``fn`` to return. An exception in ``fn`` cancels the block and propagates (in an
+        ExceptionGroup, as from any task group). Returns the stream (``dropped``, ...).
+        """
+        if self._closed:
+            raise BusClosedError("cannot consume from a closed bus")
+        if self._tasks is None:
+            raise ConfigError(
+                "consume() runs its consumer in a task the bus owns; enter the bus with "
+                "'async with Bus() as bus:' first"
+            )
+        if not is_async_callable(fn):
+            raise ConfigError(f"consume() takes an async function of the stream, got {fn!r}")
+        stream, leave = self._open_stream(event_types, buffer, overflow, history)
+
+        async def run() -> None:
+            try:
+                await fn(stream)
+            finally:
+                leave()
+
+        self._tasks.start_soon(run, name=f"hookbus consumer {describe(fn)}")
+        return stream
 
     # --- publishing ---------------------------------------------------------------------
 
@@ -191,8 +253,8 @@ class Bus:
         """
         try:
             dispatcher = self._dispatchers[type(event)]
-        except KeyError:
-            raise ConfigError(f"cannot publish {event!r}: not a hookbus event") from None
+        except KeyError:  # an event type of yours, first met here: nobody subscribed yet
+            dispatcher = self._first(event, "publish")
         call = dispatcher.call
         if call is None:
             return None
@@ -211,7 +273,7 @@ class Bus:
         try:
             dispatcher = self._dispatchers[type(event)]
         except KeyError:
-            raise ConfigError(f"cannot forward {event!r}: not a hookbus event") from None
+            dispatcher = self._first(event, "forward")
         call = dispatcher.observe
         if call is None:
             return
@@ -229,7 +291,7 @@ class Bus:
 
         ``.names`` lists the handlers in run order; ``print()`` shows a numbered table.
         """
-        return self._chains.explain(event_type_for(event_type).hook)
+        return self._chains.explain(self._chains.dispatcher(event_type_for(event_type)).hook)
 
     # --- state and lifecycle ------------------------------------------------------------
 
@@ -282,6 +344,10 @@ class Bus:
             raise first_error
 
     async def __aenter__(self) -> Bus:
+        # A task group for consume()'s consumers: they end when the block's end closes us.
+        tasks = anyio.create_task_group()
+        await tasks.__aenter__()
+        self._tasks = tasks
         return self
 
     async def __aexit__(
@@ -289,8 +355,14 @@ class Bus:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    ) -> bool | None:
+        tasks, self._tasks = self._tasks, None
+        try:
+            self.close()  # streams end: the consumers finish what is buffered, then return
+        finally:
+            if tasks is not None:
+                return await _join(tasks, exc)  # noqa: B012 -- close()'s error goes on
+        return None
 
     def __enter__(self) -> Bus:
         return self
@@ -314,6 +386,79 @@ class Bus:
         if self._closed:
             raise BusClosedError("cannot subscribe to a closed bus")
         return event_type_for(event_type).hook
+
+    def _open_stream(
+        self,
+        event_types: Sequence[type[BaseEvent] | str],
+        buffer: int,
+        overflow: str,
+        history: int,
+    ) -> tuple[EventStream, Callable[[], None]]:
+        """Subscribe a new stream (with its history, if asked); return it and its undoing."""
+        hooks = [self._open_hook(t) for t in event_types] if event_types else list(_all_hooks())
+        stream = EventStream(buffer, overflow)
+        try:
+            earlier = self._history(hooks, check_last(history, "history"), buffer)
+        except ConfigError:
+            stream._discard()
+            raise
+        put = stream.put if stream.overflow == "block" else stream.put_dropping_oldest
+        feeder = Handler.of(put, takes_live=False, observer=True)
+        self._chains.add({"stream": {hook: [feeder] for hook in hooks}})
+        for event in earlier:  # no await since they were read: nothing slips in between
+            stream.put_dropping_oldest(event)
+        self._streams.append(stream)
+
+        def leave() -> None:
+            self._streams.remove(stream)
+            for hook in hooks:
+                self._chains.remove("stream", hook, lambda h: h is feeder)
+            stream._discard()
+
+        return stream, leave
+
+    def _history(self, hooks: list[str], n: int, buffer: int) -> list[BaseEvent]:
+        if not n:
+            return []
+        if n > buffer:
+            raise ConfigError(f"history={n} does not fit the stream's buffer={buffer}")
+        kept = [self._kept[hook][0] for hook in hooks if hook in self._kept]
+        if not kept:
+            raise ConfigError(
+                f"history={n} asks for events the bus did not retain; call "
+                f"bus.retain({', '.join(hooks[:3])}{', ...' if len(hooks) > 3 else ''}, "
+                f"last=...) before they are published"
+            )
+        return last_events(kept, n)
+
+    def _first(self, event: object, verb: str) -> Dispatcher:
+        """Return the dispatcher of ``event``'s type, met for the first time (ConfigError if
+        it is no event type)."""
+        try:
+            return self._chains.dispatcher(type(event))
+        except ConfigError as exc:
+            raise ConfigError(f"cannot {verb} {event!r}: not a hookbus event; {exc}") from None
+
+
+def _all_hooks() -> list[str]:
+    return list(event_types())
+
+
+async def _join(tasks: TaskGroup, exc: BaseException | None) -> bool | None:
+    """Leave the bus's task group after the block raised ``exc`` (or None), waiting for the
+    consumers. The block's own exception propagates as itself, not in an ExceptionGroup:
+    the group is the bus's business, and a bus with no consumer must behave as one without."""
+    try:
+        trace = exc.__traceback__ if exc is not None else None
+        return await tasks.__aexit__(type(exc) if exc else None, exc, trace)
+    except BaseExceptionGroup as group:
+        if exc is not None and group.exceptions == (exc,):
+            return None  # re-raised as it was by the ``async with`` statement
+        raise
+    except BaseException as raised:
+        if raised is exc:
+            return None
+        raise
 
 
 def _class_options(callback: object) -> dict[str, Any]:

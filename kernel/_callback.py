@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, ClassVar
 
-from hookbus.events import HOOKS
+from hookbus.events import HOOKS, event_types
 
 from ._errors import ConfigError, HookbusWarning, user_stacklevel
 
@@ -110,19 +110,21 @@ class Callback:
 
 
 def overridden_hooks(callback: object) -> list[str]:
-    """Return the hooks ``callback`` (an instance) implements, in SPEC.md's order.
+    """Return the hooks ``callback`` (an instance) implements, in SPEC.md's order, then
+    those of your event types in the order they were defined.
 
     For a ``Callback`` subclass, a hook counts only if the class overrides the no-op; for any
-    other object, every hook-named callable attribute counts (duck typing). ``wanted_hooks()``
-    narrows that down (a Recorder of chosen hooks).
+    other object, every hook-named callable attribute counts (duck typing). A hook of your
+    own counts also as an instance's attribute (a Recorder recording your events).
+    ``wanted_hooks()`` narrows that down (a Recorder of chosen hooks).
     """
     cls = type(callback)
     wanted_hooks = getattr(callback, "wanted_hooks", None)
     wanted = wanted_hooks() if callable(wanted_hooks) else None
     hooks = []
-    for hook in HOOKS:
-        method = getattr(cls, hook, None)
-        if method is None or method is getattr(Callback, hook):
+    for hook in event_types():
+        method = getattr(cls if hook in HOOKS else callback, hook, None)
+        if method is None or method is getattr(Callback, hook, None):
             continue
         if callable(method) and (wanted is None or hook in wanted):
             hooks.append(hook)
@@ -148,9 +150,10 @@ def instantiate(items: Iterable[object]) -> list[object]:
 
 def warn_stray_hooks(callback: object) -> None:
     """Warn about ``on_*`` methods that look like misspelt hooks (they would never run)."""
+    known = event_types()
     for name in dir(type(callback)):
-        if name.startswith("on_") and name not in HOOKS and callable(getattr(callback, name)):
-            close = difflib.get_close_matches(name, HOOKS, n=1)
+        if name.startswith("on_") and name not in known and callable(getattr(callback, name)):
+            close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             warnings.warn(
                 f"{type(callback).__qualname__}.{name} is not a hook and will never be "

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._control import CONTROL_HOOKS, Control, merge, refuse
+from ._control import Control, accepts_control, merge, refuse
 from ._errors import ConfigError
 
 __all__ = ("SAMPLE_EVERY", "ChainTiming", "Handler", "compile_chain", "is_async_callable")
@@ -161,7 +161,8 @@ def compile_chain(
 
     It takes ``(event, *live_args)``, positionally or by keyword; absent live arguments are
     None. It is a coroutine function if any handler is async. For a hook of
-    ``CONTROL_HOOKS`` it returns the handlers' combined ``Control``, or None if none asked.
+    ``CONTROL_HOOKS`` (or an event type of yours with ``accepts_control``) it returns the
+    handlers' combined ``Control``, or None if none asked.
     ``policies[i]`` is handler i's error policy; ``sinks`` (``ErrorPolicies.sinks``) are
     what the chain calls when a handler raises: ``_failed(exc, handler)`` under "raise"
     before the exception propagates (to annotate it) and under "log" / "quarantine" instead
@@ -247,10 +248,10 @@ def _function(
 
     # A handler's result is looked at only when it is not None (one comparison per call;
     # bench/dispatch.py): a sync wrapper (a decorator, a lambda) around an async function
-    # returns a coroutine that would otherwise never run, silently; and a handler of a
-    # CONTROL_HOOKS hook may return a Control, which goes into the chain's result ``_c``
-    # (docs/control.md). Other values are ignored, as they always were.
-    controls = hook in CONTROL_HOOKS
+    # returns a coroutine that would otherwise never run, silently; and a handler of a hook
+    # that accepts a Control (``accepts_control``) may return one, which goes into the
+    # chain's result ``_c`` (docs/control.md). Other values are ignored, as they always were.
+    controls = accepts_control(hook)
     look = "(_c := _control({i}, _r, _c))" if controls else "_sync({i}, _r)"
     calls = []
     for i, h in enumerate(handlers):

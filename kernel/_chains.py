@@ -5,6 +5,9 @@ callables, ``subscribe()``-d handlers and stream feeders. Whenever a part change
 hook's chain is resolved (ordering constraints, ``_order``) and compiled (``_chain``) into
 its ``Dispatcher``: once for every handler (``call``) and once for the observers alone
 (``observe``, what ``Bus.forward`` runs). Nothing here runs per publish.
+
+The hooks' chains exist from the start; an event type of yours gets its chain (and its
+``Dispatcher``) the first time the bus meets it: subscribed to, published, looked up.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from hookbus.events import HOOKS, BaseEvent
 from ._chain import Handler, compile_chain
 from ._dispatcher import Dispatcher
 from ._errors import BusClosedError, ConfigError
-from ._hooks import LIVE_ARGS
+from ._hooks import event_type_for, live_args_of
 from ._order import ChainExplanation, check_refs, explain, resolve
 from ._policy import ErrorPolicies
 from ._stats import Timings
@@ -40,6 +43,30 @@ class ChainTable:
         self.parts: dict[str, dict[str, list[Handler]]] = {
             part: {hook: [] for hook in HOOKS} for part in PARTS
         }
+        self._by_hook = {d.hook: d for d in self.dispatchers.values()}
+        self._closed = False
+
+    def dispatcher(self, event_type: object) -> Dispatcher:
+        """Return the dispatcher of ``event_type``, making the chain of a type of yours.
+
+        ``event_type`` is checked (``hookbus.events.event_type``): anything else is a
+        ConfigError saying why.
+        """
+        found: Dispatcher | None = self.dispatchers.get(event_type)  # type: ignore[call-overload]
+        if found is not None:
+            return found
+        cls = event_type_for(event_type)
+        dispatcher = self._by_hook.get(cls.hook)
+        if dispatcher is None:
+            dispatcher = self._by_hook[cls.hook] = Dispatcher(cls)
+            for part in PARTS:
+                self.parts[part][cls.hook] = []
+            if self._closed:
+                _close(dispatcher)
+        else:  # the class was defined again (a re-run notebook cell): the same chain
+            dispatcher.event_type = cls
+        self.dispatchers[cls] = dispatcher
+        return dispatcher
 
     def add(self, change: Change) -> None:
         """Append ``change``'s handlers to their parts, then recompile; all or nothing.
@@ -47,6 +74,9 @@ class ChainTable:
         Constraints are checked first (unknown names), then every changed chain is resolved
         (cycles); a ConfigError leaves every chain as it was.
         """
+        for hooks in change.values():
+            for hook in hooks:
+                self.dispatcher(hook)  # a hook of yours gets its chain
         added = [h for hooks in change.values() for hs in hooks.values() for h in hs]
         check_refs(added, [*self._everyone(), *added])
         undo = [
@@ -67,7 +97,7 @@ class ChainTable:
 
     def remove(self, part: str, hook: str, match: Callable[[Handler], bool]) -> bool:
         """Remove the first handler of ``part`` of ``hook`` that ``match``-es; tell if any."""
-        handlers = self.parts[part][hook]
+        handlers = self.parts[part].get(hook, [])
         for i, handler in enumerate(handlers):
             if match(handler):
                 del handlers[i]
@@ -98,14 +128,14 @@ class ChainTable:
 
     def counts(self) -> dict[str, int]:
         """Return the number of handlers per hook, hooks with none left out."""
-        counts = {hook: sum(len(self.parts[p][hook]) for p in PARTS) for hook in HOOKS}
+        counts = {hook: sum(len(self.parts[p][hook]) for p in PARTS) for hook in self._by_hook}
         return {hook: n for hook, n in counts.items() if n}
 
     def recompile(self, hook: str, handlers: list[Handler] | None = None) -> None:
         """Compile ``hook``'s dispatcher from ``handlers`` (default: its resolved chain)."""
         if handlers is None:
             handlers = self.resolved(hook)
-        dispatcher = self.dispatchers[HOOKS[hook]]
+        dispatcher = self._by_hook[hook]
         observers = [h for h in handlers if h.observer]
         dispatcher.call = self._compile(hook, "call", handlers)
         dispatcher.is_async = any(h.is_async for h in handlers)
@@ -114,14 +144,14 @@ class ChainTable:
 
     def close(self) -> None:
         """Make every dispatcher refuse to run (``BusClosedError``)."""
-        for dispatcher in self.dispatchers.values():
-            dispatcher.call, dispatcher.is_async = _closed_bus, False
-            dispatcher.observe, dispatcher.observe_is_async = _closed_bus, False
+        self._closed = True
+        for dispatcher in self._by_hook.values():
+            _close(dispatcher)
 
     def _compile(self, hook: str, kind: str, handlers: list[Handler]) -> Callable[..., Any] | None:
         return compile_chain(
             hook,
-            LIVE_ARGS[hook],
+            live_args_of(hook),
             handlers,
             policies=[self.policies.policy(h) for h in handlers],
             sinks=self.policies.sinks(hook),
@@ -130,6 +160,11 @@ class ChainTable:
 
     def _everyone(self) -> list[Handler]:
         return [h for part in self.parts.values() for hs in part.values() for h in hs]
+
+
+def _close(dispatcher: Dispatcher) -> None:
+    dispatcher.call, dispatcher.is_async = _closed_bus, False
+    dispatcher.observe, dispatcher.observe_is_async = _closed_bus, False
 
 
 def _closed_bus(event: BaseEvent, *args: Any, **kwargs: Any) -> None:

@@ -14,12 +14,12 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hookbus.events import HOOKS
+from hookbus.events import event_types
 
 from ._callback import Callback, overridden_hooks
 from ._chain import describe
 from ._errors import ConfigError
-from ._hooks import LIVE_ARGS, hook_name
+from ._hooks import hook_name, live_args_of
 from ._options import BusOptions
 
 __all__ = (
@@ -121,9 +121,9 @@ def as_list(value: object) -> list[Any]:
 def _class_hooks(cls: type) -> list[str]:
     """Return the hooks ``cls`` implements (hook-named callables other than Callback's no-ops)."""
     hooks = []
-    for hook in HOOKS:
+    for hook in event_types():
         method = getattr(cls, hook, None)
-        if method is not None and method is not getattr(Callback, hook) and callable(method):
+        if method is not None and method is not getattr(Callback, hook, None) and callable(method):
             hooks.append(hook)
     return hooks
 
@@ -154,7 +154,7 @@ def _check_signature(fn: Any, hook: str, name: str, unbound: bool = False) -> No
     params = list(signature.parameters.values())
     if unbound and params and params[0].kind in _POSITIONAL:
         params = params[1:]  # self, bound when the class is instantiated
-    given = ("event", *LIVE_ARGS[hook])
+    given = ("event", *live_args_of(hook))
     problem = _mismatch(params, given, hook)
     if problem:
         raise ConfigError(

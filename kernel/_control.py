@@ -16,9 +16,11 @@ from typing import Any
 
 import msgspec
 
+from hookbus.events import HOOKS, event_type, event_types
+
 from ._errors import ConfigError
 
-__all__ = ("CONTROL_HOOKS", "REQUESTS", "Control", "merge", "refuse")
+__all__ = ("CONTROL_HOOKS", "REQUESTS", "Control", "accepts_control", "merge", "refuse")
 
 # The hooks whose handlers may return a Control. They all combine the same way (OR per
 # request, ``merge``). ``end_episode`` is acted on only from on_episode_step (the runner
@@ -28,6 +30,14 @@ CONTROL_HOOKS = frozenset(
 )
 
 REQUESTS = ("stop_training", "checkpoint", "evaluate", "end_episode")
+
+
+def accepts_control(hook: str) -> bool:
+    """Tell whether handlers of ``hook`` may return a Control: a hook of ``CONTROL_HOOKS``,
+    or an event type of yours that says so (``accepts_control = True``, a class attribute)."""
+    if hook in HOOKS:
+        return hook in CONTROL_HOOKS
+    return bool(getattr(event_type(hook), "accepts_control", False))
 
 
 class Control(msgspec.Struct, frozen=True):
@@ -123,7 +133,7 @@ def merge(total: Control | None, control: Control, name: str) -> Control | None:
 
 def refuse(hook: str, name: str) -> ConfigError:
     """Return the error for a Control returned by handler ``name`` of ``hook``."""
-    accepted = ", ".join(sorted(CONTROL_HOOKS))
+    accepted = ", ".join(sorted(h for h in event_types() if accepts_control(h)))
     return ConfigError(
         f"handler {name} of hook {hook!r} returned a Control, which {hook!r} does not "
         f"accept; only handlers of {accepted} may return one"

@@ -7,7 +7,7 @@ from typing import Any
 
 from hookbus.events import BaseEvent
 
-from ._hooks import LIVE_ARGS
+from ._hooks import live_args_of
 
 __all__ = ("Dispatcher",)
 
@@ -44,7 +44,7 @@ class Dispatcher:
     def __init__(self, event_type: type[BaseEvent]) -> None:
         self.event_type = event_type
         self.hook: str = event_type.hook
-        self.live_args: tuple[str, ...] = LIVE_ARGS[self.hook]
+        self.live_args: tuple[str, ...] = live_args_of(self.hook)
         self.call: Callable[..., Any] | None = None
         self.is_async = False
         self.observe: Callable[..., Any] | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from hookbus.events import HookbusError
+from hookbus.events import ConfigError, HookbusError
 
 __all__ = (
     "BusClosedError",
@@ -18,10 +18,6 @@ __all__ = (
 )
 
 
-class ConfigError(HookbusError, ValueError):
-    """Raise when a subscriber, hook name, plugin or option is not one the kernel accepts."""
-
-
 class BusClosedError(HookbusError, RuntimeError):
     """Raise when something is published to, or subscribed on, a bus that was closed."""
 
@@ -30,12 +26,15 @@ class RecordingError(HookbusError):
     """Raise when a recording cannot be read, or an event cannot be recorded.
 
     ``offset`` is the byte offset where the bad frame or line starts (for an event refused
-    by a Recorder, where it would have started).
+    by a Recorder, where it would have started). ``missing_type`` names the event type of
+    yours (``"module:Class"``) that this process could not find, when that is what stopped
+    reading at a sound frame; None for damage.
     """
 
-    def __init__(self, message: str, *, offset: int) -> None:
+    def __init__(self, message: str, *, offset: int, missing_type: str | None = None) -> None:
         super().__init__(f"{message} (at byte offset {offset})")
         self.offset = offset
+        self.missing_type = missing_type
 
 
 class LifecycleError(HookbusError):

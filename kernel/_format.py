@@ -74,6 +74,9 @@ class RecordingHeader(msgspec.Struct, frozen=True, kw_only=True):
     """Fingerprint of the event schema that wrote the file (see ``schema_fingerprint``)."""
     hooks: list[str] | None = None
     """The hooks recorded, or None for all."""
+    event_types: dict[str, str] = msgspec.field(default_factory=dict)
+    """The event types of your own the file may hold: tag -> ``"module:QualName"``, by which
+    a reader imports them (docs/recording.md). The hooks' own types are never listed."""
 
     def schema_is_current(self) -> bool:
         """Return whether the file's events have this hookbus's event schema.

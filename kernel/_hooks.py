@@ -1,14 +1,13 @@
-"""What each hook hands its handlers besides ``event``: the live-argument table of SPEC.md."""
+"""What each hook hands its handlers besides ``event``: the live-argument table of SPEC.md.
+
+An event type of yours names its own (``live_args``, a class attribute; none by default).
+"""
 
 from __future__ import annotations
 
-import difflib
+from hookbus.events import HOOKS, BaseEvent, event_type
 
-from hookbus.events import HOOKS, BaseEvent
-
-from ._errors import ConfigError
-
-__all__ = ("LIVE_ARGS", "OPTIONAL_LIVE_ARGS", "event_type_for", "hook_name")
+__all__ = ("LIVE_ARGS", "OPTIONAL_LIVE_ARGS", "event_type_for", "hook_name", "live_args_of")
 
 _EPISODE_ARGS = ("episode", "env_runner", "metrics_logger", "env", "rl_module", "env_index")
 
@@ -47,19 +46,23 @@ assert LIVE_ARGS.keys() == HOOKS.keys(), "every hook needs its live arguments"
 
 
 def hook_name(name: str) -> str:
-    """Return ``name`` if it is a hook, else raise ConfigError suggesting the closest one."""
-    if name in HOOKS:
-        return name
-    close = difflib.get_close_matches(name, HOOKS, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ConfigError(f"unknown hook {name!r}{hint}; known hooks: {', '.join(HOOKS)}")
+    """Return ``name`` if it is a hook (yours included), else raise ConfigError saying why."""
+    return event_type(name).hook
 
 
 def event_type_for(key: object) -> type[BaseEvent]:
     """Return the event type for an event type or a hook name, or raise ConfigError."""
-    if isinstance(key, str):
-        return HOOKS[hook_name(key)]
-    if isinstance(key, type) and key in HOOKS.values():
-        return key
-    names = ", ".join(cls.__name__ for cls in HOOKS.values())
-    raise ConfigError(f"{key!r} is not a hookbus event type; use one of {names} or a hook name")
+    return event_type(key)
+
+
+def live_args_of(hook: str) -> tuple[str, ...]:
+    """Return the live arguments (besides ``event``) that handlers of ``hook`` receive.
+
+    The hooks' are ``LIVE_ARGS``; an event type of yours declares its own as the class
+    attribute ``live_args`` (none by default).
+    """
+    live = LIVE_ARGS.get(hook)
+    if live is not None:
+        return live
+    declared: tuple[str, ...] = getattr(event_type(hook), "live_args", ())
+    return declared

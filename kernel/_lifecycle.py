@@ -36,6 +36,8 @@ from ._multi_agent_episode import MultiAgentEpisode
 
 __all__ = ("LifecycleSummary", "check_lifecycle")
 
+_HOOK_TYPES = frozenset(HOOKS.values())
+
 ALGORITHM = "algorithm"
 """The source of the Algorithm's events (``on_train_result`` and the other algorithm hooks)."""
 
@@ -55,6 +57,8 @@ class LifecycleSummary:
     """Episodes seen (created or started), over all sources."""
     open_episodes: int
     """Of those, episodes without ``on_episode_end`` when the stream ended."""
+    user_events: int = 0
+    """Events of your own types among ``events``: read, and left unchecked."""
 
 
 class _Violation(NamedTuple):
@@ -94,6 +98,7 @@ class _Checker:
         # The first violation for each set of presupposed hooks: the one raised is among them.
         self.violations: dict[frozenset[type[BaseEvent]], _Violation] = {}
         self.index = 0
+        self.user_events = 0
 
     def flag(self, event: BaseEvent, rule: str, *needs: type[BaseEvent]) -> None:
         key = frozenset(needs)
@@ -101,6 +106,10 @@ class _Checker:
             self.violations[key] = _Violation(self.index, event, rule, key)
 
     def add(self, event: BaseEvent) -> None:
+        if type(event) not in _HOOK_TYPES:  # an event type of yours: no rule is about it
+            self.user_events += 1
+            self.index += 1
+            return
         self.present.add(type(event))
         source = self.sources.get(event.source)
         if source is None:
@@ -304,11 +313,14 @@ def check_lifecycle(
     the hooks the stream was limited to (a recording header's ``hooks``), if it was: then
     ``seq`` need only increase, since the other hooks' events took numbers too. A rule
     relating two hooks is checked only if both occur in the stream. ``allow_open=False``
-    also refuses episodes without ``on_episode_end`` when the stream ends.
+    also refuses episodes without ``on_episode_end`` when the stream ends. Events of your own
+    types are read and counted (``user_events``), never checked: the rules are the hooks'.
+    A source's numbering is checked over its hook events, so publish yours under a source
+    of their own.
     """
     if hooks is not None:
         hooks = [hook_name(hook) for hook in hooks]  # a bad name is a ConfigError
-    checker = _Checker(gaps_allowed=hooks is not None and len(hooks) < len(HOOKS))
+    checker = _Checker(gaps_allowed=hooks is not None and not HOOKS.keys() <= set(hooks))
     for event in events:
         checker.add(event)
     violation = checker.first_violation(allow_open)
@@ -320,4 +332,5 @@ def check_lifecycle(
         sources=tuple(sorted(checker.sources)),
         episodes=len(episodes),
         open_episodes=sum(e.stage < _ENDED for e in episodes),
+        user_events=checker.user_events,
     )

@@ -12,7 +12,6 @@ from hookbus.events import HOOKS, BaseEvent
 
 from ._bus import Bus, Dispatcher
 from ._control import Control, merge
-from ._hooks import LIVE_ARGS
 
 __all__ = ("Publisher",)
 
@@ -32,7 +31,16 @@ class Publisher:
     Algorithm's ``on_train_result``, say): the handler then has the publisher to itself.
     """
 
-    __slots__ = ("_dispatchers", "_fixed", "_offload", "_requests", "bus", "seq", "source")
+    __slots__ = (
+        "_dispatchers",
+        "_fixed",
+        "_fixed_all",
+        "_offload",
+        "_requests",
+        "bus",
+        "seq",
+        "source",
+    )
 
     def __init__(
         self,
@@ -48,20 +56,23 @@ class Publisher:
         """The ``seq`` the next event gets."""
         self._offload = frozenset(offload_sync)
         self._requests: Control | None = None  # Controls not yet taken (take_control)
-        self._dispatchers = {cls: bus.dispatcher(cls) for cls in HOOKS.values()}
+        self._fixed_all = fixed
+        self._dispatchers: dict[type[BaseEvent], Dispatcher] = {}
         # Per hook, the fixed live arguments it takes (on_env_runners_recreated has no logger).
-        self._fixed = {
-            cls: {name: value for name, value in fixed.items() if name in LIVE_ARGS[cls.hook]}
-            for cls in HOOKS.values()
-        }
+        self._fixed: dict[type[BaseEvent], dict[str, Any]] = {}
+        for cls in HOOKS.values():
+            self._add(cls)
 
     def dispatcher(self, event_type: type[BaseEvent]) -> Dispatcher:
         """Return the live dispatcher of ``event_type`` (for a per-step hot loop)."""
-        return self._dispatchers[event_type]
+        try:
+            return self._dispatchers[event_type]
+        except KeyError:  # an event type of yours, first met
+            return self._add(event_type)
 
     def wants(self, event_type: type[BaseEvent]) -> bool:
         """Tell whether ``event_type`` has subscribers (else publishing it costs nothing)."""
-        return self._dispatchers[event_type].call is not None
+        return self.dispatcher(event_type).call is not None
 
     def next_seq(self) -> int:
         """Return the next sequence number of this source and count it."""
@@ -78,7 +89,10 @@ class Publisher:
         hook does not take is a TypeError). Returns the event, or None if nobody listens
         (then nothing is built and no ``seq`` is used).
         """
-        dispatcher = self._dispatchers[event_type]
+        try:
+            dispatcher = self._dispatchers[event_type]
+        except KeyError:
+            dispatcher = self._add(event_type)
         if dispatcher.call is None:
             return None
         event = event_type(source=self.source, seq=self.next_seq(), **fields)
@@ -122,6 +136,13 @@ class Publisher:
         """
         control, self._requests = self._requests, None
         return control
+
+    def _add(self, event_type: type[BaseEvent]) -> Dispatcher:
+        dispatcher = self.bus.dispatcher(event_type)  # checked: ConfigError if no event type
+        take = dispatcher.live_args
+        self._fixed[event_type] = {k: v for k, v in self._fixed_all.items() if k in take}
+        self._dispatchers[event_type] = dispatcher
+        return dispatcher
 
     def __repr__(self) -> str:
         return f"<Publisher {self.source} seq={self.seq}>"

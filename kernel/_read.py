@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from io import BufferedReader
 from typing import Any, NoReturn
 
 import msgspec
 
-from hookbus.events import HOOKS, BaseEvent, Event, codec
+from hookbus.events import BaseEvent, codec
 
 from ._errors import RecordingError
 from ._format import (
@@ -30,7 +30,8 @@ from ._format import (
     RecordingHeader,
     hookbus_version,
 )
-from ._hooks import hook_name
+from ._hooks import event_type_for
+from ._recorded_types import decoding_type, missing_type
 
 __all__ = ("read_recording", "read_recording_header")
 
@@ -50,30 +51,46 @@ def read_recording_header(path: str | os.PathLike[str]) -> RecordingHeader:
 
 
 def read_recording(
-    path: str | os.PathLike[str], hooks: Collection[str] | None = None
+    path: str | os.PathLike[str],
+    hooks: Collection[str] | None = None,
+    *,
+    types: Iterable[type[BaseEvent]] = (),
 ) -> Iterator[BaseEvent]:
     """Yield a recording's events in order (those of ``hooks``, if given), streaming.
 
     Memory stays bounded whatever the file's size or content. A corrupt or truncated file
     yields its valid prefix, then raises RecordingError whose ``offset`` is the first bad
-    frame's (or line's) first byte.
+    frame's (or line's) first byte. Events of your own types decode as those types: the
+    ones given in ``types``, or defined in this process, or importable by the names the
+    header lists; a type none of these finds is a RecordingError naming it, before any event.
     """
-    wanted = None if hooks is None else {HOOKS[hook_name(h)] for h in hooks}
+    given = list(types)
     with open(path, "rb") as file:
-        reader = _reader_for(file, os.fspath(path))
+        reader = _reader_for(file, os.fspath(path), given)
         next(reader)  # the header
+        wanted = None if hooks is None else {event_type_for(h) for h in hooks}
         for event in reader:
             if wanted is None or type(event) in wanted:
                 yield event
 
 
-def _reader_for(file: BufferedReader, name: str) -> Iterator[Any]:
+def _tag(decoder: Any, body: Any) -> object:
+    """Return the ``type`` of an event's encoding that did not decode, if it has one."""
+    try:
+        decoded = decoder.decode(body)
+    except _DECODE_ERRORS:
+        return None
+    return decoded.get("type") if isinstance(decoded, dict) else None
+
+
+def _reader_for(file: BufferedReader, name: str, types: list[Any] | None = None) -> Iterator[Any]:
+    """Return an iterator of the header, then the events (decoded with ``types`` too)."""
     start = file.read(len(MAGIC))
     if start == MAGIC:
-        return _read_msgpack(file, name)
+        return _read_msgpack(file, name, types or [])
     if start[:1] == b"{":
         file.seek(0)
-        return _read_jsonl(file, name)
+        return _read_jsonl(file, name, types or [])
     raise RecordingError(f"{name!r} is not a hookbus recording (unknown leading bytes)", offset=0)
 
 
@@ -102,9 +119,10 @@ def _check_header(header: Any, name: str, offset: int) -> RecordingHeader:
 # --- msgpack --------------------------------------------------------------------------------
 
 
-def _read_msgpack(file: BufferedReader, name: str) -> Iterator[Any]:
-    decoder = codec.msgpack_decoder(Event)
+def _read_msgpack(file: BufferedReader, name: str, types: list[Any]) -> Iterator[Any]:
     any_decoder = codec.msgpack_decoder()
+    decoder = any_decoder  # the events' own, made once the header says what they may be
+    missing: dict[str, str] = {}
     buffer = b""
     pos = 0  # position of buffer[0] in the file
     offset = len(MAGIC)  # file offset of the next frame
@@ -125,11 +143,19 @@ def _read_msgpack(file: BufferedReader, name: str) -> Iterator[Any]:
             try:
                 item = any_decoder.decode(body) if first else decoder.decode(body)
             except _DECODE_ERRORS as exc:
+                unfound = missing and missing_type(_tag(any_decoder, body), missing, name, offset)
+                if unfound:
+                    raise unfound from exc
                 raise RecordingError(f"{name!r}: undecodable frame ({exc})", offset=offset) from exc
             if first:
                 item = _check_header(item, name, offset)
                 first = False
-            yield item
+                yield item
+                # After the header was yielded: reading the header alone imports nothing.
+                event_type, missing = decoding_type(item.event_types, types)
+                decoder = codec.msgpack_decoder(event_type)
+            else:
+                yield item
             offset += _FRAME_HEAD + size
             at = end
         # Then the frame the buffer ends in, if its head is there: refuse it before reading
@@ -177,7 +203,7 @@ def _read_frame(file: BufferedReader, start: memoryview, total: int) -> tuple[by
 # --- JSON lines -----------------------------------------------------------------------------
 
 
-def _read_jsonl(file: BufferedReader, name: str) -> Iterator[Any]:
+def _read_jsonl(file: BufferedReader, name: str, types: list[Any]) -> Iterator[Any]:
     lines = _lines(file, name)
     try:
         _, line = next(lines)
@@ -185,12 +211,16 @@ def _read_jsonl(file: BufferedReader, name: str) -> Iterator[Any]:
         raise RecordingError(f"{name!r}: empty recording (no header)", offset=0) from None
     header, checked = _jsonl_header(line, name)
     yield header
+    event_type, missing = decoding_type(header.event_types, types)
     decode = codec.decode_json
     for offset, line in lines:
         body = _checked_body(line, name, offset) if checked else line
         try:
-            event = decode(body, Event)
+            event = decode(body, event_type)
         except _DECODE_ERRORS as exc:
+            unfound = missing and missing_type(_tag(msgspec.json, body), missing, name, offset)
+            if unfound:
+                raise unfound from exc
             raise RecordingError(f"{name!r}: undecodable line ({exc})", offset=offset) from exc
         yield event
 

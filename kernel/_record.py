@@ -27,6 +27,7 @@ from ._format import (
     schema_fingerprint,
 )
 from ._hooks import hook_name
+from ._recorded_types import type_names, user_types
 
 __all__ = ("Recorder",)
 
@@ -41,6 +42,10 @@ class Recorder(Callback):
     An observer: with worker processes it records on the Algorithm's bus, receiving every
     runner's events in order per source. It never changes what other handlers see.
     Close it (or the bus, or ``algo.stop()``) to write the last events.
+
+    Events of your own types are recorded too: those defined when the Recorder is made
+    (all, or those among ``hooks``), listed by name in the file's header so that a reader
+    can import them.
     """
 
     observer = True
@@ -60,13 +65,17 @@ class Recorder(Callback):
         self.format = format
         self._jsonl = format == "jsonl"
         self.hooks = None if hooks is None else [hook_name(h) for h in hooks]
+        self._own_hooks()
         self.events_written = 0
         self._flushed = 0  # bytes written to the file: where the buffer starts in it
         self._buffer = bytearray()
         self._encoder = codec.msgpack_encoder()
         self._file: BinaryIO | None = open(self.path, "wb")
         header = RecordingHeader(
-            hookbus_version=hookbus_version(), schema=schema_fingerprint(), hooks=self.hooks
+            hookbus_version=hookbus_version(),
+            schema=schema_fingerprint(),
+            hooks=self.hooks,
+            event_types=type_names(self.types),
         )
         if format == "msgpack":
             self._buffer += MAGIC
@@ -74,6 +83,14 @@ class Recorder(Callback):
         else:
             self._append_line(codec.encode_json(header), header)
         self.flush()
+
+    def _own_hooks(self) -> None:
+        # A handler per event type of yours, as an attribute of this instance (the hooks'
+        # handlers are the class's, below): the bus finds it by the type's hook name.
+        self.types = user_types(self.hooks)
+        """The event types of yours this Recorder records (those its header lists)."""
+        for cls in self.types:
+            setattr(self, cls.hook, self.record)
 
     def wanted_hooks(self) -> Collection[str] | None:
         """Subscribe to the chosen hooks only (no events are built for the others)."""
@@ -176,6 +193,7 @@ class Recorder(Callback):
             _encoder=codec.msgpack_encoder(),
             _jsonl=state["format"] == "jsonl",
         )
+        self._own_hooks()
 
     def __repr__(self) -> str:
         return f"Recorder({self.path!r}, hooks={self.hooks!r}, format={self.format!r})"

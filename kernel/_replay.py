@@ -9,7 +9,6 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from hookbus.events import (
-    HOOKS,
     BaseEvent,
     EnvironmentCreated,
     EpisodeCreated,
@@ -26,7 +25,7 @@ from hookbus.metrics import MetricsLogger
 from ._bus import Bus
 from ._episode import Episode
 from ._errors import ConfigError, HookbusWarning
-from ._hooks import LIVE_ARGS, hook_name
+from ._hooks import event_type_for, live_args_of
 from ._multi_agent_episode import MultiAgentEpisode
 from ._read import read_recording
 from ._replay_agents import multi_agent_from, replay_reset, replay_step
@@ -48,6 +47,7 @@ async def replay(
     hooks: Collection[str] | None = None,
     sources: Collection[str] | None = None,
     max_open_episodes: int = MAX_OPEN_EPISODES,
+    types: Iterable[type[BaseEvent]] = (),
     **bus_options: Any,
 ) -> int:
     """Publish a recorded stream again, in order, and return how many events were published.
@@ -62,7 +62,9 @@ async def replay(
     carries over), ``metrics_logger`` (the given one, or a fresh one shared by all
     events), ``samples``, ``result`` and ``evaluation_metrics``; the others (env, env_runner,
     algorithm, rl_module, ...) are None. ``hooks`` and ``sources`` keep only those events,
-    though episodes are still rebuilt from every recorded step.
+    though episodes are still rebuilt from every recorded step. Events of your own types
+    are published as they were recorded, with no live arguments but ``metrics_logger`` if
+    the type takes it; ``types`` are those types (``read_recording`` says how they are found).
 
     At most ``max_open_episodes`` unfinished episodes are kept (a recording without episode
     ends never finishes any): past that, the least recently active one is dropped, with one
@@ -75,9 +77,13 @@ async def replay(
     own_bus = bus is None
     bus = bus if bus is not None else Bus(callbacks, **bus_options)
     logger = metrics_logger if metrics_logger is not None else MetricsLogger()
-    keep_types = None if hooks is None else {HOOKS[hook_name(h)] for h in hooks}
+    types = [event_type_for(cls) for cls in types]  # checked before anything is read
+    keep_types = None if hooks is None else {event_type_for(h) for h in hooks}
     keep_sources = None if sources is None else set(sources)
-    events = read_recording(source) if isinstance(source, str | os.PathLike) else source
+    if isinstance(source, str | os.PathLike):
+        events: Iterable[BaseEvent] = read_recording(source, types=types)
+    else:
+        events = source
     rebuilder = _Episodes(max_open_episodes)
     count = 0
     try:
@@ -130,7 +136,7 @@ class _Episodes:
             return {"metrics_logger": logger, "evaluation_metrics": event.evaluation_metrics}
         if isinstance(event, EnvironmentCreated):
             return {"metrics_logger": logger}
-        return {"metrics_logger": logger} if "metrics_logger" in LIVE_ARGS[event.hook] else {}
+        return {"metrics_logger": logger} if "metrics_logger" in live_args_of(event.hook) else {}
 
     def _sampled(self, episode_id: str) -> AnyEpisode | None:
         episode = self.finished.pop(episode_id, None)

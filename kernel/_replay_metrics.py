@@ -45,20 +45,24 @@ def replay_into(
     hooks: Collection[str] | None = None,
     sources: Collection[str] | None = None,
     metrics_logger: MetricsLogger | None = None,
+    types: Iterable[type[BaseEvent]] = (),
     **bus_options: Any,
 ) -> ReplayResult:
     """Replay ``source`` into ``callbacks`` (as ``config.callbacks`` takes them), synchronously.
 
     Runs ``replay`` on a fresh event loop of ``backend`` ("asyncio" or "trio"). ``hooks`` and
-    ``sources`` filter what is published; the other keywords go to the Bus (``on_error=``,
-    per-hook callables). A damaged recording raises RecordingError after its valid prefix was
+    ``sources`` filter what is published; ``types`` are event types of yours the recording
+    holds (``read_recording``); the other keywords go to the Bus (``on_error=``, per-hook
+    callables). A damaged recording raises RecordingError after its valid prefix was
     published: pass your own ``metrics_logger`` to keep what the callbacks logged until then.
     """
     logger = metrics_logger if metrics_logger is not None else MetricsLogger()
     bus = Bus(callbacks, **bus_options)
 
     async def run() -> int:
-        return await replay(source, bus=bus, metrics_logger=logger, hooks=hooks, sources=sources)
+        return await replay(
+            source, bus=bus, metrics_logger=logger, hooks=hooks, sources=sources, types=types
+        )
 
     try:
         count = anyio.run(run, backend=backend)

@@ -17,7 +17,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from hookbus.events import BaseEvent, EpisodeEnd, EpisodeStart, EpisodeStep
+from hookbus.events import HOOKS, BaseEvent, EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import (
     HookbusError,
     RecordingError,
@@ -100,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SOURCE",
         help="publish only events of these sources, e.g. env_runner:0",
     )
+    _add_types_option(replay)
     replay.add_argument("--debug", action="store_true", help="show tracebacks")
     replay.set_defaults(run=_replay)
 
@@ -119,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--check", action="store_true", help="also check the hook contract (check_lifecycle)"
     )
+    _add_types_option(inspect)
     inspect.add_argument("--debug", action="store_true", help="show tracebacks")
     inspect.set_defaults(run=_inspect)
     add_evaluate_command(commands)
@@ -127,11 +129,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_types_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--types",
+        nargs="+",
+        default=[],
+        metavar="MOD:CLASS",
+        help="event types of your own the recording holds, when the names its header "
+        "records do not import (module:Class or path/to/file.py:Class)",
+    )
+
+
 def _replay(args: argparse.Namespace) -> int:
     _read_header(args.file)  # a foreign file fails here, before any callback runs
     callbacks = [load_object(spec) for spec in args.callbacks]
+    types = [load_object(spec) for spec in args.types]
     names = ", ".join(getattr(cb, "__name__", type(cb).__name__) for cb in callbacks)
-    events = _Tally(read_recording(args.file))
+    events = _Tally(read_recording(args.file, types=types))
     logger = MetricsLogger()
     try:
         result = replay_into(
@@ -141,7 +155,8 @@ def _replay(args: argparse.Namespace) -> int:
         # What the callbacks made of the valid prefix is worth seeing (docs/recording.md).
         print(f"replayed the valid prefix of {args.file} into {names or 'no callbacks'}")
         print_metrics(results(logger))
-        raise UsageError(f"the file is damaged after the prefix replayed above: {exc}") from exc
+        what = "reading stopped" if exc.missing_type is not None else "the file is damaged"
+        raise UsageError(f"{what} after the prefix replayed above: {exc}") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
     print(f"replayed {result.events} events from {args.file} into {names or 'no callbacks'}")
@@ -178,10 +193,11 @@ def _check_filters(args: argparse.Namespace, recorded: set[str], published: int)
 
 def _inspect(args: argparse.Namespace) -> int:
     header = _read_header(args.file)
+    types = [load_object(spec) for spec in args.types]
     summary = _Summary()
     error: RecordingError | None = None
     try:
-        for event in read_recording(args.file):
+        for event in read_recording(args.file, types=types):
             summary.add(event)
     except RecordingError as exc:
         error = exc
@@ -191,12 +207,18 @@ def _inspect(args: argparse.Namespace) -> int:
         + ("" if header.schema_is_current() else " (differs from this hookbus's)")
     )
     print(f"hooks recorded: {', '.join(header.hooks) if header.hooks else 'all'}")
+    if header.event_types:
+        print(f"event types of yours: {', '.join(header.event_types.values())}")
     print(summary.report(args.episodes))
+    if error is not None and error.missing_type is not None:
+        raise UsageError(f"reading stopped after the events above: {error}")
     if error is not None:
         raise UsageError(f"the file is damaged after the events above: {error}")
     if args.check:  # a LifecycleError exits 2 with its one line, as any HookbusError
-        checked = check_lifecycle(read_recording(args.file), hooks=header.hooks)
-        print(f"lifecycle: ok ({checked.events} events, {checked.episodes} episodes)")
+        events = read_recording(args.file, types=types)
+        checked = check_lifecycle(events, hooks=header.hooks)
+        yours = f", {checked.user_events} of your types unchecked" if checked.user_events else ""
+        print(f"lifecycle: ok ({checked.events} events, {checked.episodes} episodes{yours})")
     return 0
 
 
@@ -217,12 +239,15 @@ class _Summary:
     def __init__(self) -> None:
         self.by_hook: Counter[str] = Counter()
         self.by_source: Counter[str] = Counter()
+        self.by_type: Counter[type] = Counter()  # events of the user's own types
         self.open: dict[str, list[Any]] = {}
         self.done: list[tuple[str, str, int, float, str]] = []
 
     def add(self, event: BaseEvent) -> None:
         self.by_hook[event.hook] += 1
         self.by_source[event.source] += 1
+        if event.hook not in HOOKS:
+            self.by_type[type(event)] += 1
         if isinstance(event, EpisodeStart):
             self.open[event.episode_id] = [0, 0.0]
         elif isinstance(event, EpisodeStep):  # every step, the one that ends it included
@@ -242,6 +267,12 @@ class _Summary:
         lines += [f"  {hook:<28} {n:>9}" for hook, n in self.by_hook.items()]
         lines.append("by source:")
         lines += [f"  {source:<28} {n:>9}" for source, n in sorted(self.by_source.items())]
+        if self.by_type:
+            lines.append("your event types:")
+            for cls, n in self.by_type.items():
+                tag = cls.__struct_config__.tag  # type: ignore[attr-defined]
+                name = f"{cls.__name__} ({tag})"
+                lines.append(f"  {name:<28} {n:>9}  {cls.__module__}:{cls.__qualname__}")
         lengths = [d[2] for d in self.done]
         returns = [d[3] for d in self.done]
         lines.append(f"episodes: {len(self.done)} finished, {len(self.open)} unfinished")

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import anyio
 
-from hookbus.events import Event
+from hookbus.events import Event, event_types
 from hookbus.kernel import Control
 
 from .._errors import LOADING_MAIN_ENV, MainGuardError
@@ -159,8 +159,10 @@ class Worker:
         return self.runner
 
     def forward(self, hooks: list[str]) -> None:
-        """Subscribe the event collector to exactly ``hooks``."""
-        wanted = set(hooks)
+        """Subscribe the event collector to exactly ``hooks`` (those this process knows:
+        an event type of the Algorithm's that no code here defined is never published here)."""
+        known = event_types()
+        wanted = {hook for hook in hooks if hook in known}
         bus = self._runner.bus
         for hook in self.forwarding - wanted:
             bus.unsubscribe(hook, self._collect)
