@@ -2,7 +2,9 @@
 
 Every case carries the payload a real episode hook carries: the event plus six live objects
 (episode, env_runner, metrics_logger, env, rl_module, env_index), delivered as keyword
-arguments to trivial receivers. Run: ``python bench/dispatch.py [--quick]``.
+arguments to trivial receivers; the same for an event type of a user's own of the same size
+(``StepLike``, EpisodeStep's fields), which must cost what the hook's does. Run:
+``python bench/dispatch.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -13,14 +15,35 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 
 sys.path.insert(0, str(Path(__file__).parent))
+from typing import ClassVar
+
 from _timing import best_ns, best_ns_async, ratio_table
 
-from hookbus.events import EpisodeStep, TrainResult
-from hookbus.kernel import Bus, Callback
+from hookbus.events import BaseEvent, EpisodeStep, TrainResult
+from hookbus.kernel import LIVE_ARGS, Bus, Callback
+
+
+class StepLike(BaseEvent, frozen=True, kw_only=True, omit_defaults=True, tag="bench.step_like"):
+    """An event type of a user's own, of EpisodeStep's size and fields, with its live args."""
+
+    live_args: ClassVar[tuple[str, ...]] = LIVE_ARGS["on_episode_step"]
+
+    episode_id: str = ""
+    env_index: int = 0
+    action: Any = None
+    reward: float = 0.0
+    observation: Any = None
+    info: dict[str, Any] = msgspec.field(default_factory=dict)
+    terminated: bool = False
+    truncated: bool = False
+    agents: list[Any] | None = None
+
 
 EVENT = EpisodeStep(source="env_runner:0", seq=1, episode_id="e", reward=1.0)
+USER_EVENT = StepLike(source="env_runner:0", seq=1, episode_id="e", reward=1.0)
 LIVE: dict[str, Any] = {
     "episode": object(),
     "env_runner": object(),
@@ -31,6 +54,8 @@ LIVE: dict[str, Any] = {
 }
 EP, RUNNER, LOGGER, ENV, MODULE, INDEX = LIVE.values()
 SYNC_STEP = "step path, 1 class + 2 callables (sync)"
+USER_PUB = "publish user event, 1 class + 2 callables (sync)"
+USER_NONE = "publish user event, 0 subscribers"
 ASYNC_STEP = "step path, 3 async handlers"
 
 
@@ -44,6 +69,11 @@ async def areceiver(*, event: Any, **kwargs: Any) -> None:
 
 class StepCallback(Callback):
     def on_episode_step(self, *, event: Any, **kwargs: Any) -> None:
+        pass
+
+
+class StepLikeCallback(Callback):
+    def on_step_like(self, *, event: Any, **kwargs: Any) -> None:
         pass
 
 
@@ -98,11 +128,11 @@ def afloor_loop(fns: list[Any]) -> Any:
 # --- hookbus --------------------------------------------------------------------------------
 
 
-def publish_loop(bus: Bus) -> Any:
+def publish_loop(bus: Bus, event: BaseEvent = EVENT) -> Any:
     async def loop(n: int) -> None:
         publish = bus.publish
         for _ in range(n):
-            await publish(EVENT, **LIVE)
+            await publish(event, **LIVE)
 
     return loop
 
@@ -239,6 +269,7 @@ async def main(quick: bool) -> None:
     asyncs = Bus(on_episode_step=athree)
     atimed = Bus(on_episode_step=athree, statistics=True)
     many = Bus(on_episode_step=ten)
+    user = Bus(StepLikeCallback, on_step_like=three[:2])
     rows = [
         ("floor: loop calling 3 sync receivers", floor3),
         ("floor: loop awaiting 3 async receivers", afloor3),
@@ -246,6 +277,11 @@ async def main(quick: bool) -> None:
         ("has_subscribers(), no subscriber", best_ns(has_subscribers_loop(empty), n)),
         ("publish, 0 subscribers", await best_ns_async(publish_loop(empty), n)),
         ("publish, 1 class + 2 callables (sync)", await best_ns_async(publish_loop(mixed), n)),
+        (USER_PUB, await best_ns_async(publish_loop(user, USER_EVENT), n)),
+        (
+            "publish user event, 0 subscribers",
+            await best_ns_async(publish_loop(empty, USER_EVENT), n),
+        ),
         (SYNC_STEP, await best_ns_async(step_path_loop(mixed), n)),
         (f"{SYNC_STEP}, statistics=True", await best_ns_async(step_path_loop(timed), n)),
         ("publish, 3 async handlers", await best_ns_async(publish_loop(asyncs), n)),
@@ -262,7 +298,7 @@ async def main(quick: bool) -> None:
     print(ratio_table(rows, {"floor3": floor3}))
     pub = by_name["publish, 1 class + 2 callables (sync)"]
     step = by_name[SYNC_STEP]
-    print("\ntargets (issue 9):")
+    print("\ntargets (issue 9; the user-event rows: issue 29):")
     checks = [
         ("publish 3 sync <= 2.5x floor", pub / floor3, 2.5),
         ("step path 3 sync <= 1.5x floor", step / floor3, 1.5),
@@ -270,6 +306,10 @@ async def main(quick: bool) -> None:
         ("publish 3 sync / pluggy < 1", pub / by_name["pluggy, 3 hookimpls"], 1.0),
         ("publish 3 sync / blinker < 1", pub / by_name["blinker, 3 receivers"], 1.0),
         ("publish 3 sync / pyee < 1", pub / by_name["pyee, 3 listeners"], 1.0),
+        ("user event / hook event <= 1.1", by_name[USER_PUB] / pub, 1.1),
+        ("user event / pluggy < 1", by_name[USER_PUB] / by_name["pluggy, 3 hookimpls"], 1.0),
+        ("user event / blinker < 1", by_name[USER_PUB] / by_name["blinker, 3 receivers"], 1.0),
+        ("user event / pyee < 1", by_name[USER_PUB] / by_name["pyee, 3 listeners"], 1.0),
     ]
     for label, value, bound in checks:
         print(f"  {label:<36} {value:6.2f}  {'ok' if value <= bound else 'MISSED'}")

@@ -77,3 +77,23 @@ async def shop_day(bus: Bus) -> None:
             await shop.publish(PaymentFailed, order_id=f"o{i}", reason="card")
         await lab.publish(SensorRead, values=np.linspace(0, 1, 5, dtype=np.float32) * i)
     await bus.publish(EpisodeEnd(source="env_runner:0", seq=0, episode_id="e"))
+
+
+class ShopOnRunner(Callback):
+    """Runs where the runners run (in worker processes and Ray actors too): publishes an
+    OrderPlaced per finished episode, through a Publisher of its own source on the runner's
+    bus; the Algorithm's observers get them, forwarded as the hooks' events are."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.publishers: dict[int, Publisher] = {}  # in-process runners share an instance
+
+    async def on_episode_end(self, *, episode: Any, env_runner: Any, **kwargs: Any) -> None:
+        index = env_runner.worker_index
+        if index not in self.publishers:
+            self.publishers[index] = Publisher(env_runner.bus, f"shop:{index}")
+        total = float(episode.get_return())
+        await self.publishers[index].publish(OrderPlaced, order_id=episode.id_, total=total)
+
+    def __getstate__(self) -> dict[str, Any]:  # sent to workers as a fresh instance
+        return {"publishers": {}}

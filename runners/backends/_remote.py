@@ -36,6 +36,7 @@ from ._wire import (
     Summary,
     episode_from_wire,
     error_from_wire,
+    events_from_wire,
 )
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ class RemoteEnvRunner:
         self.handler_errors = self._errors_before + reply.handler_errors
         if reply.control is not None:
             self._control = Control.combine(self._control, reply.control)
-        await self._forward(reply.events)
+        await self._forward(events_from_wire(reply.events, self.where))
         if isinstance(reply, Failed):
             raise error_from_wire(reply.error, self.where)
         if not isinstance(reply, expect):

@@ -4,7 +4,9 @@ Each direction is a tagged union of ``msgspec.Struct``s, framed as a 4-byte litt
 length and that many MessagePack bytes (numpy arrays as the codec's extension type).
 A request names the worker method that serves it (``method``); every reply carries the
 events the Algorithm's observers want, the worker bus's handler-error count and the
-``Control`` requests its handlers made since the previous reply.
+``Control`` requests its handlers made since the previous reply. The events travel as one
+MessagePack array the Algorithm decodes with every event type it knows (``events_from_wire``),
+its users' own included: a static union could hold only the hooks'.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, BinaryIO, ClassVar, Literal
 
 import msgspec
 
-from hookbus.events import Event, HookbusError, codec
+from hookbus.events import BaseEvent, HookbusError, codec, event_union
 from hookbus.kernel import Control
 
 from ..env_runner import SampleRequest, SampleSummary
@@ -58,6 +60,8 @@ __all__ = (
     "episode_to_wire",
     "error_from_wire",
     "error_to_wire",
+    "events_from_wire",
+    "events_to_wire",
     "frame",
     "read_frame_sync",
 )
@@ -196,8 +200,12 @@ Request = (
 # --- replies (worker -> Algorithm) ------------------------------------------------------------
 
 
+_NO_EVENTS = msgspec.Raw(b"\x90")  # an empty MessagePack array
+
+
 class _ReplyBase(msgspec.Struct, tag_field="reply", kw_only=True):
-    events: list[Event] = msgspec.field(default_factory=list)
+    events: msgspec.Raw = _NO_EVENTS
+    """The events the Algorithm's observers want, in order (``events_to_wire``)."""
     handler_errors: int = 0
     """Handler exceptions the worker's bus counted so far (``on_error="log"``)."""
     control: Control | None = None
@@ -246,6 +254,32 @@ Reply = Done | Sampled | Summary | Failed | ServiceCall
 _encoder = codec.msgpack_encoder()
 _request_decoder = codec.msgpack_decoder(Request)
 _reply_decoder = codec.msgpack_decoder(Reply)
+
+
+def events_to_wire(events: list[BaseEvent]) -> msgspec.Raw:
+    """Encode a worker's events for a reply, in order."""
+    return msgspec.Raw(_encoder.encode(events)) if events else _NO_EVENTS
+
+
+def events_from_wire(data: msgspec.Raw, where: str) -> list[BaseEvent]:
+    """Decode a reply's events with every event type this process knows, users' included.
+
+    An event of a type this process does not know is a RemoteError naming ``where``.
+    """
+    union = event_union()
+    if _events_decoder[0] is not union:  # a new type was defined since: a new decoder
+        _events_decoder[:] = [union, codec.msgpack_decoder(list[union])]  # type: ignore[valid-type]
+    try:
+        events: list[BaseEvent] = _events_decoder[1].decode(data)
+    except msgspec.ValidationError as exc:
+        raise RemoteError(
+            f"{where} sent an event this process cannot decode ({exc}); an event type of "
+            f"yours must be defined (its module imported) where the Algorithm runs too"
+        ) from exc
+    return events
+
+
+_events_decoder: list[Any] = [None, None]  # [the union it decodes, the decoder]
 
 
 def frame(message: Request | Reply) -> bytes:

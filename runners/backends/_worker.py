@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import anyio
 
-from hookbus.events import Event, event_types
+from hookbus.events import BaseEvent, event_types
 from hookbus.kernel import Control
 
 from .._errors import LOADING_MAIN_ENV, MainGuardError
@@ -45,6 +45,7 @@ from ._wire import (
     Summary,
     episode_to_wire,
     error_to_wire,
+    events_to_wire,
     frame,
     read_frame_sync,
 )
@@ -61,7 +62,7 @@ class Worker:
     def __init__(self, services: Callable[[str], Any] | None = None) -> None:
         self._services = services  # finds the Algorithm's services (ServiceRegistry.connect)
         self.runner: EnvRunner | None = None
-        self.forwarded: list[Event] = []
+        self.forwarded: list[BaseEvent] = []
         self.forwarding: set[str] = set()
 
     def serve(self, request: Request) -> Reply:
@@ -73,7 +74,7 @@ class Worker:
             # not serve another request (a restart builds it anew), so it would be lost.
             reply = Failed(
                 error=error_to_wire(exc),
-                events=self.forwarded,
+                events=events_to_wire(self.forwarded),
                 handler_errors=self.handler_errors(),
                 control=self.take_control(),
             )
@@ -87,7 +88,7 @@ class Worker:
                 raise RuntimeError("the worker got a request before init")
             self.forward(request.forward)
         reply: Reply = getattr(self, request.method)(request)
-        reply.events, self.forwarded = self.forwarded, []
+        reply.events, self.forwarded = events_to_wire(self.forwarded), []
         reply.handler_errors = self.handler_errors()
         reply.control = self.take_control()
         return reply
@@ -170,7 +171,7 @@ class Worker:
             bus.subscribe(hook, self._collect)
         self.forwarding = wanted
 
-    def _collect(self, *, event: Event, **kwargs: Any) -> None:
+    def _collect(self, *, event: BaseEvent, **kwargs: Any) -> None:
         self.forwarded.append(event)
 
     def handler_errors(self) -> int:
