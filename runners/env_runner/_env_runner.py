@@ -132,7 +132,12 @@ class EnvRunner:
         dropped: list[Episode] = []  # cut short by an exact budget: handed out, never resumed
         self._sampling.begin(self._episodes, request, done, dropped if request.exact else None)
         # The strategy's loop; what each step leads to is self._sampling's (_steps.py).
-        steps = await self._steps.run(self._sampling)
+        try:
+            steps = await self._steps.run(self._sampling)
+        finally:
+            # Finished episodes live no longer than the caller keeps them: a runner that
+            # held thousands between calls made every full garbage collection slower.
+            self._sampling.finish()
         samples = self._cut(done, dropped)
         if request.exact and None in self._episodes:
             self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh

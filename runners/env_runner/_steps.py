@@ -143,6 +143,10 @@ class Sampling:
         self.max_episodes = num_episodes if num_episodes is not None else float("inf")
         self.started = sum(episode is not None for episode in episodes)
 
+    def finish(self) -> None:
+        """End the call: let go of its episodes (the runner keeps the ongoing ones)."""
+        self.episodes, self.done, self.dropped = [], [], None
+
     @property
     def module(self) -> Any:
         """The module the runner acts with now (the learner may set it at any time)."""

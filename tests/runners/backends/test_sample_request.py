@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import types
 from typing import Any
 
 import numpy as np
@@ -136,3 +138,28 @@ def test_what_crosses_to_workers_round_trips_as_itself(value: Any) -> None:
         (codec.encode_json, codec.decode_json),
     ):
         assert decode(encode(value), type=type(value)) == value
+
+
+def reachable(root: Any) -> set[int]:
+    """Return the ids of every object reachable from ``root`` (modules and types excluded)."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, type | types.ModuleType):
+            continue
+        seen.add(id(obj))
+        todo.extend(gc.get_referents(obj))
+    return seen
+
+
+@pytest.mark.anyio
+async def test_a_runner_keeps_no_finished_episode_after_sampling() -> None:
+    config = PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=2)
+    runner = EnvRunner(config.debugging(seed=0), bus=Bus())
+    chunks = await runner.sample(num_episodes=5, random_actions=True)
+    finished = {id(chunk) for chunk in chunks if chunk.is_done}
+    assert finished
+    # The caller decides how long they live: nothing of the runner holds them (the garbage
+    # collector would otherwise walk thousands of them in every full collection).
+    assert not finished & reachable(runner)
