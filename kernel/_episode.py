@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import uuid
-from collections.abc import Sequence
+from time import perf_counter
 from typing import Any
 
 import numpy as np
 
-__all__ = ("Episode", "SingleAgentEpisode")
+from ._episode_state import load_single_agent, single_agent_state
+from ._lookback import Indices, Lookback, gather, gather_with_lookback
 
-Indices = int | slice | Sequence[int] | None
+__all__ = ("Episode", "Indices", "SingleAgentEpisode")
 
 
 class TemporaryData:
@@ -45,11 +47,16 @@ class Episode(TemporaryData):
     ``observations`` has one more entry than ``actions``: the first comes from the reset. The
     object a callback receives is the whole episode, across ``sample()`` calls; ``sample()``
     returns chunks (copies holding the steps not handed out before, ``t_started`` saying
-    where each starts).
+    where each starts). RLlib's timesteps: ``t_started`` is the step a chunk starts at and
+    ``t`` the step it is at, so ``len(episode) == t - t_started``.
     """
 
     __slots__ = (
+        "_end_time",
+        "_handed_at",
+        "_lookback",
         "_return",
+        "_start_time",
         "_temporary",
         "actions",
         "agent_id",
@@ -83,6 +90,12 @@ class Episode(TemporaryData):
         """In a ``MultiAgentEpisode``: the agent this episode belongs to (None otherwise)."""
         self.module_id: str | None = None
         """In a ``MultiAgentEpisode``: the module (policy) that acts for the agent."""
+        self._lookback: Lookback | None = None  # steps before t_started, from cut()
+        # perf_counter() at the reset, at the end (the final step or truncate()) and at the
+        # last chunk(): what get_duration_s() and the chunks' durations read.
+        self._start_time: float | None = None
+        self._end_time: float | None = None
+        self._handed_at: float | None = None
 
     @classmethod
     def from_steps(
@@ -121,6 +134,7 @@ class Episode(TemporaryData):
         """Record the first observation, from the env's reset."""
         self.observations.append(observation)
         self.infos.append(info)
+        self._start_time = perf_counter()
 
     def add_step(
         self,
@@ -139,13 +153,22 @@ class Episode(TemporaryData):
         self._return += reward
         self.is_terminated = terminated
         self.is_truncated = truncated
+        # The end time only: reading the clock every step would cost this method about 40%
+        # (measured); an ongoing episode's duration runs to now (get_duration_s).
+        if terminated or truncated:
+            self._end_time = perf_counter()
 
     def truncate(self) -> None:
         """Mark the episode truncated now (``Control.end_episode``): its last step is final."""
         self.is_terminated, self.is_truncated = False, True
+        self._end_time = perf_counter()
 
     def chunk(self, start: int) -> Episode:
-        """Return a copy of the steps from ``start`` on (``start`` is a step index)."""
+        """Return a copy of the steps from ``start`` on (``start`` is a step index).
+
+        The chunk's duration runs from the previous ``chunk()`` (or the reset, from step 0)
+        to now, or to the episode's end if it ended.
+        """
         part = Episode(self.env_index, self.id_, self.t_started + start)
         part.agent_id, part.module_id = self.agent_id, self.module_id
         part.observations = self.observations[start:]
@@ -155,7 +178,58 @@ class Episode(TemporaryData):
         part.is_terminated, part.is_truncated = self.is_terminated, self.is_truncated
         part.custom_data = self.custom_data
         part._return = float(sum(part.rewards))
+        now = perf_counter()
+        part._start_time = self._start_time if start == 0 else self._handed_at
+        part._end_time = self._end_time if self._end_time is not None else now
+        self._handed_at = now
         return part
+
+    def cut(self, len_lookback_buffer: int = 0) -> Episode:
+        """Return the successor chunk (RLlib's ``cut``): the episode goes on in it.
+
+        The successor has this episode's id, no steps yet (``len`` 0), starts where this
+        one is (``t_started == t == self.t``) with this episode's last observation and info
+        as its first, and a deep copy of ``custom_data``. Up to ``len_lookback_buffer`` of
+        this episode's last steps go along as its lookback buffer, which getters reach with
+        ``neg_index_as_lookback=True`` (fewer if this episode has fewer). This episode
+        keeps everything; it must not be done.
+        """
+        if len_lookback_buffer < 0:
+            raise ValueError(f"len_lookback_buffer={len_lookback_buffer!r} must be >= 0")
+        if self.is_done:
+            raise RuntimeError(
+                f"cannot cut() episode {self.id_}: it is done (terminated or truncated), so "
+                "no successor chunk can continue it"
+            )
+        size = min(len_lookback_buffer, len(self.actions))
+        successor = type(self)(self.env_index, self.id_, self.t)
+        successor.agent_id, successor.module_id = self.agent_id, self.module_id
+        successor.custom_data = copy.deepcopy(self.custom_data)
+        if self.observations:
+            successor.observations = [self.observations[-1]]
+            successor.infos = [self.infos[-1]]
+            successor._start_time = perf_counter()
+        if size:
+            successor._lookback = Lookback(
+                self.observations[-size - 1 : -1],
+                self.actions[-size:],
+                self.rewards[-size:],
+                self.infos[-size - 1 : -1],
+            )
+        return successor
+
+    def get_state(self) -> dict[str, Any]:
+        """Return everything the episode holds, as a dict (RLlib's ``get_state``).
+
+        Plain data and what the env gave: ``events.codec`` encodes it when the observations
+        and infos encode. ``Episode.from_state(state)`` rebuilds the episode.
+        """
+        return single_agent_state(self)
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Episode:
+        """Rebuild an episode from ``get_state()``'s output (ValueError if malformed)."""
+        return load_single_agent(cls, state)
 
     # --- reading (the callbacks' side) --------------------------------------------------
 
@@ -163,8 +237,32 @@ class Episode(TemporaryData):
         """Return the number of env steps (actions) in the episode."""
         return len(self.actions)
 
+    @property
+    def t(self) -> int:
+        """The timestep the episode (or chunk) is at: ``t_started + len(self)`` (RLlib's)."""
+        return self.t_started + len(self.actions)
+
+    def env_steps(self) -> int:
+        """Return the number of env steps in the episode (or chunk): ``len(self)``."""
+        return len(self.actions)
+
+    def agent_steps(self) -> int:
+        """Return the number of agent steps: the env steps, in a single-agent episode."""
+        return len(self.actions)
+
+    def get_duration_s(self) -> float:
+        """Return the seconds from the reset (a chunk: its start) to the final step.
+
+        An ongoing episode's duration runs to now: the callbacks that ask run right after
+        a step. 0.0 before the first step, as in RLlib.
+        """
+        start, end = self._start_time, self._end_time
+        if start is None or (end is None and not self.actions):
+            return 0.0
+        return (perf_counter() if end is None else end) - start
+
     def get_return(self) -> float:
-        """Return the sum of the rewards."""
+        """Return the sum of the rewards (not those of the lookback buffer)."""
         return self._return
 
     @property
@@ -172,21 +270,35 @@ class Episode(TemporaryData):
         """Whether the episode terminated or was truncated."""
         return self.is_terminated or self.is_truncated
 
-    def get_observations(self, indices: Indices = None) -> Any:
-        """Return observations: all (stacked), one (an int, negative from the end) or a slice."""
-        return _gather(self.observations, indices)
+    def get_observations(
+        self, indices: Indices = None, *, neg_index_as_lookback: bool = False
+    ) -> Any:
+        """Return observations: all (stacked), one (an int, negative from the end) or a slice.
 
-    def get_actions(self, indices: Indices = None) -> Any:
+        With ``neg_index_as_lookback=True`` (RLlib's keyword), negative indices reach back
+        before the chunk's first step, into the lookback buffer ``cut()`` gave it: -1 is
+        the step just before index 0.
+        """
+        return self._get("observations", indices, neg_index_as_lookback)
+
+    def get_actions(self, indices: Indices = None, *, neg_index_as_lookback: bool = False) -> Any:
         """Return actions, indexed like ``get_observations``."""
-        return _gather(self.actions, indices)
+        return self._get("actions", indices, neg_index_as_lookback)
 
-    def get_rewards(self, indices: Indices = None) -> Any:
+    def get_rewards(self, indices: Indices = None, *, neg_index_as_lookback: bool = False) -> Any:
         """Return rewards, indexed like ``get_observations``."""
-        return _gather(self.rewards, indices)
+        return self._get("rewards", indices, neg_index_as_lookback)
 
-    def get_infos(self, indices: Indices = None) -> Any:
+    def get_infos(self, indices: Indices = None, *, neg_index_as_lookback: bool = False) -> Any:
         """Return info dicts (a list, or one dict for an int index)."""
-        return _gather(self.infos, indices, stack=False)
+        return self._get("infos", indices, neg_index_as_lookback, stack=False)
+
+    def _get(self, what: str, indices: Indices, lookback: bool, *, stack: bool = True) -> Any:
+        items = getattr(self, what)
+        if not lookback:
+            return gather(items, indices, stack=stack)
+        before = getattr(self._lookback, what) if self._lookback is not None else []
+        return gather_with_lookback(before, items, indices, stack=stack)
 
     def set_rewards(self, rewards: Any, at_indices: Indices = None) -> None:
         """Replace rewards (all, or those at ``at_indices``), e.g. in on_postprocess_trajectory."""
@@ -219,20 +331,3 @@ class Episode(TemporaryData):
 
 SingleAgentEpisode = Episode
 """RLlib's name for a single-agent episode (``MultiAgentEpisode.agent_episodes`` holds them)."""
-
-
-def _gather(items: list[Any], indices: Indices, *, stack: bool = True) -> Any:
-    if isinstance(indices, int):
-        return items[indices]
-    if indices is None:
-        picked = items
-    elif isinstance(indices, slice):
-        picked = items[indices]
-    else:
-        picked = [items[i] for i in indices]
-    if not stack:
-        return list(picked)
-    try:
-        return np.asarray(picked) if picked else np.empty((0,))
-    except ValueError:  # ragged or structured (Dict spaces): keep the list
-        return list(picked)

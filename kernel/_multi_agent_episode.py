@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import bisect
 import uuid
 from collections.abc import Callable, Collection, Mapping
+from time import perf_counter
 from typing import Any
 
 from ._episode import Episode, Indices, TemporaryData
+from ._episode_state import load_multi_agent, multi_agent_state
+from ._multi_agent_chunks import chunk_of, successor_of
 
 __all__ = ("ALL_AGENTS", "MultiAgentEpisode")
 
@@ -40,11 +42,14 @@ class MultiAgentEpisode(TemporaryData):
     """
 
     __slots__ = (
+        "_end_time",
         "_env_t",
+        "_handed_at",
         "_hanging_actions",
         "_hanging_rewards",
         "_mapping_fn",
         "_stamps",
+        "_start_time",
         "_temporary",
         "_to_act",
         "agent_episodes",
@@ -86,6 +91,10 @@ class MultiAgentEpisode(TemporaryData):
         # chunk() maps env steps to each agent's own steps.
         self._stamps: dict[Any, list[int]] = {}
         self._temporary: dict[str, list[Any]] = {}
+        # perf_counter() at the reset, the end and the last chunk(), as Episode's.
+        self._start_time: float | None = None
+        self._end_time: float | None = None
+        self._handed_at: float | None = None
 
     # --- building (the runner's and replay's side) -------------------------------------------
 
@@ -93,6 +102,7 @@ class MultiAgentEpisode(TemporaryData):
         """Record the reset: every agent with an observation joins, and acts next."""
         for agent_id, observation in observations.items():
             self._join(agent_id, observation, _info(infos, agent_id))
+        self._start_time = perf_counter()
 
     def add_env_step(
         self,
@@ -158,6 +168,7 @@ class MultiAgentEpisode(TemporaryData):
         if ending:
             self.is_terminated, self.is_truncated = all_terminated, all_truncated
             self._to_act = {}
+            self._end_time = perf_counter()
 
     def truncate(self) -> None:
         """End the episode now, truncated (``Control.end_episode``): every agent still in it
@@ -167,6 +178,7 @@ class MultiAgentEpisode(TemporaryData):
                 self._leave(agent_id, False, True, {})
         self._to_act = {}
         self.is_terminated, self.is_truncated = False, True
+        self._end_time = perf_counter()
 
     def _join(self, agent_id: Any, observation: Any, info: dict[str, Any]) -> None:
         if agent_id in self.agent_episodes:
@@ -209,12 +221,28 @@ class MultiAgentEpisode(TemporaryData):
             episode.rewards[-1] += leftover  # rewards after its last action: its last step's
             episode._return += leftover
         episode.is_terminated, episode.is_truncated = terminated, truncated
+        episode._end_time = perf_counter()
 
     # --- reading (the callbacks' side) --------------------------------------------------------
 
     def __len__(self) -> int:
         """Return the number of env steps."""
         return self._env_t
+
+    def env_steps(self) -> int:
+        """Return the number of env steps in the episode (or chunk): ``len(self)``."""
+        return self._env_t
+
+    def get_duration_s(self) -> float:
+        """Return the seconds from the reset (a chunk: its start) to the final env step.
+
+        As ``Episode.get_duration_s``: an ongoing episode's runs to now; 0.0 before the
+        first env step.
+        """
+        start, end = self._start_time, self._end_time
+        if start is None or (end is None and not self._env_t):
+            return 0.0
+        return (perf_counter() if end is None else end) - start
 
     def get_return(self) -> float:
         """Return the sum of every agent's return."""
@@ -256,28 +284,60 @@ class MultiAgentEpisode(TemporaryData):
         return list(self._to_act)
 
     def get_observations(
-        self, indices: Indices = None, agent_ids: Collection[Any] | None = None
+        self,
+        indices: Indices = None,
+        agent_ids: Collection[Any] | None = None,
+        *,
+        neg_index_as_lookback: bool = False,
     ) -> dict[Any, Any]:
-        """Return each agent's observations (indexed by the agent's own steps), by agent id."""
-        return {a: e.get_observations(indices) for a, e in self._agents(agent_ids)}
+        """Return each agent's observations (indexed by the agent's own steps), by agent id.
+
+        ``neg_index_as_lookback=True`` reaches back into each agent's lookback buffer (see
+        ``cut()``), as ``Episode.get_observations`` does.
+        """
+        return {
+            a: e.get_observations(indices, neg_index_as_lookback=neg_index_as_lookback)
+            for a, e in self._agents(agent_ids)
+        }
 
     def get_actions(
-        self, indices: Indices = None, agent_ids: Collection[Any] | None = None
+        self,
+        indices: Indices = None,
+        agent_ids: Collection[Any] | None = None,
+        *,
+        neg_index_as_lookback: bool = False,
     ) -> dict[Any, Any]:
         """Return each agent's actions, by agent id (as ``get_observations``)."""
-        return {a: e.get_actions(indices) for a, e in self._agents(agent_ids)}
+        return {
+            a: e.get_actions(indices, neg_index_as_lookback=neg_index_as_lookback)
+            for a, e in self._agents(agent_ids)
+        }
 
     def get_rewards(
-        self, indices: Indices = None, agent_ids: Collection[Any] | None = None
+        self,
+        indices: Indices = None,
+        agent_ids: Collection[Any] | None = None,
+        *,
+        neg_index_as_lookback: bool = False,
     ) -> dict[Any, Any]:
         """Return each agent's rewards, by agent id (as ``get_observations``)."""
-        return {a: e.get_rewards(indices) for a, e in self._agents(agent_ids)}
+        return {
+            a: e.get_rewards(indices, neg_index_as_lookback=neg_index_as_lookback)
+            for a, e in self._agents(agent_ids)
+        }
 
     def get_infos(
-        self, indices: Indices = None, agent_ids: Collection[Any] | None = None
+        self,
+        indices: Indices = None,
+        agent_ids: Collection[Any] | None = None,
+        *,
+        neg_index_as_lookback: bool = False,
     ) -> dict[Any, Any]:
         """Return each agent's info dicts, by agent id (as ``get_observations``)."""
-        return {a: e.get_infos(indices) for a, e in self._agents(agent_ids)}
+        return {
+            a: e.get_infos(indices, neg_index_as_lookback=neg_index_as_lookback)
+            for a, e in self._agents(agent_ids)
+        }
 
     def _agents(self, agent_ids: Collection[Any] | None) -> list[tuple[Any, Episode]]:
         if agent_ids is None:
@@ -288,21 +348,40 @@ class MultiAgentEpisode(TemporaryData):
 
     def chunk(self, start: int) -> MultiAgentEpisode:
         """Return a copy of the env steps from ``start`` on: each agent's transitions that
-        completed at those steps (agents with none are left out, as RLlib prunes them)."""
-        part = MultiAgentEpisode(self.env_index, self.id_, self.t_started + start)
-        part._mapping_fn = self._mapping_fn
-        part.agent_to_module = self.agent_to_module
-        part.custom_data = self.custom_data
-        part.is_terminated, part.is_truncated = self.is_terminated, self.is_truncated
-        part._env_t = self._env_t - start
-        for agent_id, episode in self.agent_episodes.items():
-            stamps = self._stamps[agent_id]
-            first = bisect.bisect_right(stamps, start)  # transitions completed by `start`
-            if first == len(stamps):
-                continue
-            part.agent_episodes[agent_id] = episode.chunk(first)
-            part._stamps[agent_id] = stamps[first:]
-        return part
+        completed at those steps (agents with none are left out, as RLlib prunes them).
+
+        Its duration runs from the previous ``chunk()`` (or the reset) to now, or to the
+        episode's end, as ``Episode.chunk``'s."""
+        return chunk_of(self, start)
+
+    def cut(self, len_lookback_buffer: int = 0) -> MultiAgentEpisode:
+        """Return the successor chunk (RLlib's ``cut``): the episode goes on in it.
+
+        The successor has this episode's id, no env steps yet (``len`` 0) and starts where
+        this one is (``env_t_started == env_t == self.env_t``), with a deep copy of
+        ``custom_data``. Each agent still in the episode goes on in it with its own
+        successor (``Episode.cut``: its last observation first, ``t_started`` its ``t``),
+        taking along as lookback buffer its steps of the last ``len_lookback_buffer`` env
+        steps. What is pending goes along too: agents to act, an action waiting for the
+        agent's next observation (its transition completes in the successor), rewards
+        not yet given. Agents that left stay behind. This episode keeps everything; it
+        must not be done.
+        """
+        return successor_of(self, len_lookback_buffer)
+
+    def get_state(self, *, exclude_agent_to_module_mapping_fn: bool = False) -> dict[str, Any]:
+        """Return everything the episode holds, its agents' episodes included (RLlib's).
+
+        The mapping function goes into the state unless excluded (RLlib's keyword: leave
+        it out to encode the state with ``events.codec``); ``MultiAgentEpisode.from_state``
+        rebuilds the episode.
+        """
+        return multi_agent_state(self, with_mapping_fn=not exclude_agent_to_module_mapping_fn)
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> MultiAgentEpisode:
+        """Rebuild an episode from ``get_state()``'s output (ValueError if malformed)."""
+        return load_multi_agent(cls, Episode, state)
 
     @classmethod
     def from_chunks(

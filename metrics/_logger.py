@@ -9,27 +9,25 @@ to one task (RLlib's lock cost up to 10% of learner time; an event loop needs no
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from time import perf_counter
 from types import TracebackType
-from typing import Any
-
-import numpy as np
+from typing import Any, Literal, overload
 
 from ._keys import Key, Path, as_path, nest, walk
+from ._rllib_names import RLlibNames
 from ._snapshot import SNAPSHOT_VERSION, check_version, checked, columns
-from ._spec import checked_spec, make_spec
+from ._spec import ITEM_KINDS, bad_value, checked_spec, is_number, make_spec
 from ._stats import Stats
+from ._values import listed
 
 __all__ = ("MetricsLogger",)
 
 _MISSING: Any = object()
-_ITEMS = ("item", "item_series")  # the kinds that take any object, not only numbers
 
 
-class MetricsLogger:
+class MetricsLogger(RLlibNames):
     """Log values under (nested) keys, reduce them, and merge other loggers' snapshots."""
 
     __slots__ = ("_index", "_layout", "_parents", "_stats")
@@ -72,7 +70,7 @@ class MetricsLogger:
         try:
             stats.push(value)
         except (TypeError, ValueError) as exc:
-            raise _bad_value(key, value, stats._spec["reduce"]) from exc
+            raise bad_value(key, value, stats._spec["reduce"]) from exc
 
     def _log_first(
         self,
@@ -96,8 +94,8 @@ class MetricsLogger:
                 throughput_ema_coeff=throughput_ema_coeff,
                 percentiles=percentiles,
             )
-            if spec["reduce"] not in _ITEMS and not _is_number(value):
-                raise _bad_value(key, value, spec["reduce"])
+            if spec["reduce"] not in ITEM_KINDS and not is_number(value):
+                raise bad_value(key, value, spec["reduce"])
             stats = Stats._build(spec)
             self._add(path, stats)
         if isinstance(key, str | tuple):
@@ -132,35 +130,44 @@ class MetricsLogger:
     # --- reading --------------------------------------------------------------------------
 
     def peek(
-        self, key: Key | None = None, default: Any = _MISSING, *, throughput: bool = False
+        self,
+        key: Key | None = None,
+        default: Any = _MISSING,
+        *,
+        throughput: bool = False,
+        compile: bool = True,
     ) -> Any:
         """Return the reduced value under ``key``, changing nothing.
 
         A parent key gives the nested dict of its leaves; no key gives the whole tree.
-        Values are plain Python data. ``throughput=True`` gives throughputs (units per
-        second) instead: a float for a leaf, and for a parent (or no key) a nested dict of
-        the keys that track one, each named ``<name>_throughput`` as in RLlib. A missing
-        key returns ``default``, or raises KeyError without one.
+        Values are plain Python data (items logged as numpy arrays stay arrays).
+        ``throughput=True`` gives throughputs (units per second) instead: a float for a
+        leaf, and for a parent (or no key) a nested dict of the keys that track one, each
+        named ``<name>_throughput`` as in RLlib. ``compile=False`` gives each value as a
+        list, as RLlib's: ``[value]``, a list of items as it is. A missing key returns
+        ``default``, or raises KeyError without one.
         """
         if key is None:
-            return self._tree((), throughput)
+            return self._tree((), throughput, compile)
         try:
             leaf = self._index[key]  # a leaf, under a spelling already logged
         except (KeyError, TypeError):
             pass
         else:
-            return leaf.peek(throughput=throughput)
+            if compile or throughput:
+                return leaf.peek(throughput=throughput)
+            return listed(leaf)
         path = as_path(key)
         stats = self._stats.get(path)
         if stats is not None:
-            return stats.peek(throughput=throughput)
+            return stats.peek(throughput=throughput) if compile or throughput else listed(stats)
         if path in self._parents:
-            return self._tree(path, throughput)
+            return self._tree(path, throughput, compile)
         if default is _MISSING:
             raise KeyError(key)
         return default
 
-    def _tree(self, prefix: Path, throughput: bool) -> dict[str, Any]:
+    def _tree(self, prefix: Path, throughput: bool, compile: bool = True) -> dict[str, Any]:
         if throughput:
             # Only the keys that track one, each named "<name>_throughput" (RLlib's names,
             # the same as the siblings results() adds).
@@ -170,7 +177,7 @@ class MetricsLogger:
                 if stats._spec["with_throughput"]
             )
             return nest(tracked, prefix, _throughput_of)
-        return nest(self._stats.items(), prefix, _peek_of)
+        return nest(self._stats.items(), prefix, _peek_of if compile else listed)
 
     def __contains__(self, key: object) -> bool:
         try:
@@ -185,7 +192,23 @@ class MetricsLogger:
 
     # --- reducing and merging -------------------------------------------------------------
 
-    def reduce(self) -> dict[str, Any]:
+    @overload
+    def reduce(
+        self,
+        key: Key | None = None,
+        *,
+        return_stats_obj: Literal[True] = True,
+        compile: Literal[False] = False,
+    ) -> dict[str, Any]: ...
+
+    @overload
+    def reduce(
+        self, key: Key | None = None, *, return_stats_obj: bool = True, compile: bool = False
+    ) -> Any: ...
+
+    def reduce(
+        self, key: Key | None = None, *, return_stats_obj: bool = True, compile: bool = False
+    ) -> Any:
         """Close a reduce period and return a mergeable snapshot (plain data).
 
         Every key hands over what is new since the previous ``reduce()`` (values of its
@@ -194,7 +217,18 @@ class MetricsLogger:
         ``{"version": 1, "keys": [path, ...], "specs": [settings, ...], "data": [...]}``;
         it encodes with events.codec and goes to another logger's ``aggregate()``. Treat it
         as read-only: the specs are shared with this logger.
+
+        ``key`` (RLlib's keyword) reduces only the keys under it; the snapshot's keys are
+        then relative to it (a leaf ``key`` gives a snapshot of that one key under its last
+        name), and a missing key gives an empty snapshot. ``return_stats_obj=False``
+        (RLlib 2.40) or ``compile=True`` (later RLlib) return the reduced values instead,
+        as the nested dict ``peek()`` gives just before the period closes (a leaf ``key``:
+        its value; a missing one: ``{}``).
         """
+        if compile or not return_stats_obj:
+            return self._reduce_values(key)
+        if key is not None:
+            return self._snapshot_under(as_path(key))
         layout = self._layout
         if layout is None:
             layout = self._layout = (list(self._stats), [s._spec for s in self._stats.values()])
@@ -204,6 +238,33 @@ class MetricsLogger:
             "specs": list(layout[1]),
             "data": [stats._export() for stats in self._stats.values()],
         }
+
+    def _under(self, prefix: Path) -> list[tuple[Path, Stats]]:
+        depth = len(prefix)
+        return [(path, stats) for path, stats in self._stats.items() if path[:depth] == prefix]
+
+    def _snapshot_under(self, prefix: Path) -> dict[str, Any]:
+        depth = len(prefix)
+        chosen = self._under(prefix)
+        return {
+            "version": SNAPSHOT_VERSION,
+            "keys": [path[depth:] or path[-1:] for path, _ in chosen],
+            "specs": [stats._spec for _, stats in chosen],
+            "data": [stats._export() for _, stats in chosen],
+        }
+
+    def _reduce_values(self, key: Key | None) -> Any:
+        prefix = () if key is None else as_path(key)
+        if prefix in self._stats:  # a leaf: its value
+            stats = self._stats[prefix]
+            value = stats.peek()
+            stats._export()
+            return value
+        chosen = self._under(prefix)
+        values = nest(chosen, prefix, _peek_of)
+        for _, stats in chosen:
+            stats._export()
+        return values
 
     def aggregate(self, snapshots: Iterable[Mapping[str, Any]], key: Key | None = None) -> None:
         """Merge the snapshots of parallel components (e.g. EnvRunners) under ``key``.
@@ -342,16 +403,3 @@ def _peek_of(stats: Stats) -> Any:
 
 def _throughput_of(stats: Stats) -> float:
     return stats.throughput
-
-
-def _is_number(value: Any) -> bool:
-    if isinstance(value, numbers.Real):
-        return True
-    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf"
-
-
-def _bad_value(key: Any, value: Any, reduce: str) -> TypeError:
-    return TypeError(
-        f"cannot log {value!r} under {key!r}: reduce={reduce!r} takes real numbers; "
-        "use reduce='item' or 'item_series' for other values"
-    )

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Any, ClassVar
 
-from ._plain import plain
+from ._plain import plain, plain_items
 from ._stats import Stats
 
 __all__ = ()
@@ -55,6 +55,9 @@ class _OneValueStats(Stats):
 
     def _load(self, state: Mapping[str, Any]) -> None:
         self._value = _nan_if_none(_number(state, "value", or_none=True))
+
+    def _set(self, value: Any) -> None:
+        self._value = value if value == value else _NAN  # a NaN empties it
 
     def __len__(self) -> int:
         return int(self._value == self._value)
@@ -225,6 +228,20 @@ class _SumStats(Stats):
         if held:
             self.push(added)
 
+    def _set(self, value: Any) -> None:
+        # The total jumps to ``value``; the jump is what a snapshot hands over, so that the
+        # aggregating side follows (RLlib 2.40 merged a set lifetime sum the same way: the
+        # new value minus the previously reduced one). A NaN empties the sum. The
+        # throughput, if any, is left alone: setting a total is not progress.
+        total = self._total
+        before = 0 if total is _EMPTY_TOTAL else total
+        if value == value:
+            self._total = value
+            self._delta += value - before
+        else:
+            self._total = _EMPTY_TOTAL
+            self._delta -= before
+
     def _dump(self) -> dict[str, Any]:
         total = self._total
         return {
@@ -305,7 +322,10 @@ class _ItemStats(Stats):
         self._value = value
 
     def _peek(self) -> Any:
-        return None if self._value is _UNSET else plain(self._value)
+        return None if self._value is _UNSET else plain_items(self._value)
+
+    def _set(self, value: Any) -> None:
+        self._value = value
 
     def _export(self) -> list[Any]:
         payload = self._held()

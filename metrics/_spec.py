@@ -10,15 +10,21 @@ without a window becomes ``"ema"`` with its coefficient, and ``None`` becomes
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 __all__ = (
     "DEFAULT_EMA_COEFF",
     "DEFAULT_PERCENTILES",
     "DEFAULT_THROUGHPUT_EMA_COEFF",
+    "ITEM_KINDS",
     "REDUCE_NAMES",
+    "bad_value",
     "checked_spec",
+    "is_number",
     "make_spec",
     "spec_settings",
 )
@@ -39,6 +45,8 @@ REDUCE_NAMES: tuple[str | None, ...] = (
 DEFAULT_EMA_COEFF = 0.01
 DEFAULT_THROUGHPUT_EMA_COEFF = 0.05
 DEFAULT_PERCENTILES: tuple[float, ...] = (0, 50, 75, 90, 95, 99, 100)
+#: The kinds that take any object, not only numbers.
+ITEM_KINDS = ("item", "item_series")
 
 _WINDOWED = ("mean", "min", "max", "sum", "item_series", "percentiles")
 _SUM_LIKE = ("sum", "lifetime_sum")
@@ -207,3 +215,18 @@ def _check_percentiles(
                 f"percentiles={percentiles!r} holds {p!r}; each must be a number in [0, 100]"
             )
     return list(percentiles)
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number a numeric kind takes (a 0-d array included)."""
+    if isinstance(value, numbers.Real):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf"
+
+
+def bad_value(key: Any, value: Any, reduce: str) -> TypeError:
+    """Return the TypeError for a value that a numeric kind cannot take."""
+    return TypeError(
+        f"cannot log {value!r} under {key!r}: reduce={reduce!r} takes real numbers; "
+        "use reduce='item' or 'item_series' for other values"
+    )

@@ -12,6 +12,7 @@ Every kind speaks the same small protocol:
 - ``_export()`` returns what is new since the previous call (the merge payload, plain data)
   and applies ``clear_on_reduce``; ``reduce()`` wraps it with the spec;
 - ``_merge(payloads, specs)`` folds in the payloads of parallel components (runners);
+- ``_set(value)`` makes ``value`` the one value held (``MetricsLogger.set_value``);
 - ``_dump()`` / ``_load(state)`` save and restore everything, for checkpoints.
 """
 
@@ -101,6 +102,10 @@ class Stats:
         raise NotImplementedError
 
     def _merge(self, payloads: Sequence[Any], specs: Sequence[Mapping[str, Any]]) -> None:
+        raise NotImplementedError
+
+    def _set(self, value: Any) -> None:
+        """Replace everything held with the single value ``value`` (counted as new)."""
         raise NotImplementedError
 
     def _dump(self) -> dict[str, Any]:

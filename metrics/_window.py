@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._merge import EMPTY, Floats, Merged, merge_parallel
-from ._plain import plain
+from ._plain import plain_items
 from ._stats import Stats
 
 __all__ = ()
@@ -140,6 +140,18 @@ class _WindowStats(Stats):
         self._pos = pos
         self._mark = pos - new
 
+    def _set(self, value: Any) -> None:
+        # The window becomes [value], new since the last reduce(); a NaN empties it. The
+        # buffer is written first, so that a value it cannot hold changes nothing.
+        if value == value:
+            self._buf[0] = value
+            if self._ints is None:
+                self._learn_type(value)
+            self._pos = 1
+        else:
+            self._pos = 0
+        self._mark = 0
+
     def _dump(self) -> dict[str, Any]:
         return {"values": self._values().copy(), "new": self._new(self._pos)}
 
@@ -182,7 +194,10 @@ class _SeriesStats(Stats):
         self._items.append(value)
 
     def _peek(self) -> Any:
-        return plain(self._items)
+        return plain_items(self._items)
+
+    def _set(self, value: Any) -> None:
+        self._items = [value]
 
     def _export(self) -> list[Any]:
         items, self._items = self._items, []  # without a window, always cleared
@@ -219,7 +234,12 @@ class _SeriesWindowStats(Stats):
         self._count += 1
 
     def _peek(self) -> Any:
-        return plain(self._items)
+        return plain_items(self._items)
+
+    def _set(self, value: Any) -> None:
+        self._items.clear()
+        self._mark = self._count  # only the set value is new since the last reduce()
+        self.push(value)
 
     def _new(self) -> int:
         return min(self._count - self._mark, len(self._items))

@@ -1,4 +1,9 @@
-"""results(): the nested results dict the Algorithm returns, with plain values only."""
+"""results(): the nested results dict the Algorithm returns, with plain values only.
+
+Plain means Python numbers, strings, lists and dicts, never a numpy scalar; the one
+exception is an item logged as a numpy array (an image, a video), which stays that array so
+that Tune's and W&B's loggers recognise it by its dimensions.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from hookbus.metrics import MetricsLogger, results
 PLAIN = (int, float, str, bool, type(None))
 
 
-def assert_plain(tree: Any) -> None:
+def assert_plain(tree: Any, *, arrays: bool = False) -> None:
+    if arrays and isinstance(tree, np.ndarray):
+        return
     if isinstance(tree, dict):
         for key, value in tree.items():
             assert type(key) in PLAIN
@@ -41,7 +48,7 @@ def iteration_of_two_runners(clock: Any) -> MetricsLogger:
             "num_env_steps_sampled_lifetime", 40, reduce="lifetime_sum", with_throughput=True
         )
         runner.log_value("theta1_mean", np.float64(0.5), window=50)
-        runner.log_value("actions", np.array([0, 1]), reduce=None)
+        runner.log_value("actions", np.array([0, 1], dtype=np.int64), reduce=None)
     algo.aggregate([r.reduce() for r in runners], key="env_runners")
     algo.log_value("training_iteration", 1, reduce="item")
     algo.log_dict({"default_policy": {"loss": np.float32(0.25)}}, key="learners", window=1)
@@ -50,6 +57,7 @@ def iteration_of_two_runners(clock: Any) -> MetricsLogger:
 
 def test_results_are_nested_plain_data(clock: Any) -> None:
     result = results(iteration_of_two_runners(clock))
+    actions = result["env_runners"].pop("actions")
     assert_plain(result)
     runners = result["env_runners"]
     assert runners["episode_return_mean"] == pytest.approx(17.5)
@@ -62,7 +70,10 @@ def test_results_are_nested_plain_data(clock: Any) -> None:
     # The Algorithm's first merge of a key only starts its clock: NaN, as in RLlib.
     assert math.isnan(runners["num_env_steps_sampled_lifetime_throughput"])
     assert runners["theta1_mean"] == 0.5
-    assert runners["actions"] == [[0, 1], [0, 1]]
+    # Items logged as arrays come back as those arrays (dtype and shape), in a list.
+    assert type(actions) is list
+    assert all(type(a) is np.ndarray and a.dtype == np.int64 for a in actions)
+    assert [a.tolist() for a in actions] == [[0, 1], [0, 1]]
     assert result["training_iteration"] == 1
     assert result["learners"] == {"default_policy": {"loss": 0.25}}
 

@@ -149,8 +149,23 @@ def test_peeks_are_never_numpy_scalars() -> None:
     for settings in [{}, {"window": 2}, {"reduce": "min"}, {"reduce": "sum"}, {"reduce": "item"}]:
         stats = pushed(Stats(**settings), np.float32(1.5), np.float64(2.5))
         assert type(stats.peek()) in (int, float), settings
-    series = pushed(Stats(None, window=4), np.float32(1.5), np.arange(2))
-    assert series.peek() == [1.5, [0, 1]]
+    series = pushed(Stats(None, window=4), np.float32(1.5), np.arange(2), np.array(2.5))
+    scalar, array, zero_d = series.peek()
+    assert (type(scalar), scalar, type(zero_d), zero_d) == (float, 1.5, float, 2.5)
+    assert type(array) is np.ndarray  # an array item stays that array
+    assert array.tolist() == [0, 1]
+
+
+def test_items_logged_as_arrays_come_back_as_those_arrays() -> None:
+    # Images and videos: Tune's and W&B's loggers recognise them by their dimensions.
+    frame = np.zeros((2, 3, 3), dtype=np.uint8)
+    for settings in [{"reduce": None}, {"reduce": None, "window": 2}, {"reduce": "item"}]:
+        peeked = pushed(Stats(**settings), frame).peek()
+        item = peeked if settings["reduce"] == "item" else peeked[0]
+        assert item is frame, settings
+    nested = pushed(Stats("item"), {"video": frame, "step": np.int64(3)}).peek()
+    assert nested["video"] is frame
+    assert type(nested["step"]) is int
 
 
 # --- reduce() -------------------------------------------------------------------------------
