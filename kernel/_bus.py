@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any
@@ -17,10 +16,11 @@ from ._callback import Callback, instantiate, overridden_hooks, warn_stray_hooks
 from ._chain import Handler, describe, is_async_callable
 from ._chains import ChainTable
 from ._checks import as_list, check_callback, check_handler, checked_callbacks
+from ._consumers import join_consumers, start_consumer
 from ._control import Control
 from ._dispatcher import Dispatcher
 from ._errors import BusClosedError, ConfigError
-from ._history import Kept, check_last, last_events
+from ._history import Retained
 from ._hooks import event_type_for, hook_name
 from ._options import BusOptions, check_on_error
 from ._order import ChainExplanation, placement
@@ -71,8 +71,7 @@ class Bus:
         self._dispatchers = self._chains.dispatchers
         self._closed = False
         self._streams: list[EventStream] = []
-        self._kept: dict[str, tuple[Kept, Handler]] = {}  # retain(): per hook, and its keeper
-        self._order = itertools.count()  # the publish order of kept events, across hooks
+        self._retained = Retained(self._chains)
         self._tasks: TaskGroup | None = None  # consume()'s, while inside ``async with``
         self.services = ServiceRegistry()
         """Named services shared through this bus (``provide``, ``get``, ``remove``)."""
@@ -189,22 +188,7 @@ class Bus:
         subscriber (so the events are built, as for any subscriber); ``last=0`` stops it.
         Calling it again for a type changes how many are kept (the newest stay).
         """
-        check_last(last, "retain(last=...)")
-        if not event_types:
-            raise ConfigError("retain() needs event types to keep, e.g. retain(MyEvent, last=100)")
-        for hook in [self._open_hook(t) for t in event_types]:
-            found = self._kept.get(hook)
-            if found is not None and last:
-                found[0].resize(last)
-            elif found is not None:
-                del self._kept[hook]
-                keeper = found[1]
-                self._chains.remove("stream", hook, lambda h, k=keeper: h is k)  # type: ignore[misc]
-            elif last:
-                kept = Kept(last, self._order)
-                keeper = Handler.of(kept.keep, takes_live=False, observer=True)
-                self._chains.add({"stream": {hook: [keeper]}})
-                self._kept[hook] = (kept, keeper)
+        self._retained.retain([self._open_hook(t) for t in event_types], last)
 
     def consume(
         self,
@@ -232,14 +216,7 @@ class Bus:
         if not is_async_callable(fn):
             raise ConfigError(f"consume() takes an async function of the stream, got {fn!r}")
         stream, leave = self._open_stream(event_types, buffer, overflow, history)
-
-        async def run() -> None:
-            try:
-                await fn(stream)
-            finally:
-                leave()
-
-        self._tasks.start_soon(run, name=f"hookbus consumer {describe(fn)}")
+        start_consumer(self._tasks, fn, stream, leave)
         return stream
 
     # --- publishing ---------------------------------------------------------------------
@@ -361,7 +338,7 @@ class Bus:
             self.close()  # streams end: the consumers finish what is buffered, then return
         finally:
             if tasks is not None:
-                return await _join(tasks, exc)  # noqa: B012 -- close()'s error goes on
+                return await join_consumers(tasks, exc)  # noqa: B012 -- close()'s error goes on
         return None
 
     def __enter__(self) -> Bus:
@@ -396,12 +373,8 @@ class Bus:
     ) -> tuple[EventStream, Callable[[], None]]:
         """Subscribe a new stream (with its history, if asked); return it and its undoing."""
         hooks = [self._open_hook(t) for t in event_types] if event_types else list(_all_hooks())
+        earlier = self._retained.last(hooks, history, buffer)
         stream = EventStream(buffer, overflow)
-        try:
-            earlier = self._history(hooks, check_last(history, "history"), buffer)
-        except ConfigError:
-            stream._discard()
-            raise
         put = stream.put if stream.overflow == "block" else stream.put_dropping_oldest
         feeder = Handler.of(put, takes_live=False, observer=True)
         self._chains.add({"stream": {hook: [feeder] for hook in hooks}})
@@ -417,20 +390,6 @@ class Bus:
 
         return stream, leave
 
-    def _history(self, hooks: list[str], n: int, buffer: int) -> list[BaseEvent]:
-        if not n:
-            return []
-        if n > buffer:
-            raise ConfigError(f"history={n} does not fit the stream's buffer={buffer}")
-        kept = [self._kept[hook][0] for hook in hooks if hook in self._kept]
-        if not kept:
-            raise ConfigError(
-                f"history={n} asks for events the bus did not retain; call "
-                f"bus.retain({', '.join(hooks[:3])}{', ...' if len(hooks) > 3 else ''}, "
-                f"last=...) before they are published"
-            )
-        return last_events(kept, n)
-
     def _first(self, event: object, verb: str) -> Dispatcher:
         """Return the dispatcher of ``event``'s type, met for the first time (ConfigError if
         it is no event type)."""
@@ -442,23 +401,6 @@ class Bus:
 
 def _all_hooks() -> list[str]:
     return list(event_types())
-
-
-async def _join(tasks: TaskGroup, exc: BaseException | None) -> bool | None:
-    """Leave the bus's task group after the block raised ``exc`` (or None), waiting for the
-    consumers. The block's own exception propagates as itself, not in an ExceptionGroup:
-    the group is the bus's business, and a bus with no consumer must behave as one without."""
-    try:
-        trace = exc.__traceback__ if exc is not None else None
-        return await tasks.__aexit__(type(exc) if exc else None, exc, trace)
-    except BaseExceptionGroup as group:
-        if exc is not None and group.exceptions == (exc,):
-            return None  # re-raised as it was by the ``async with`` statement
-        raise
-    except BaseException as raised:
-        if raised is exc:
-            return None
-        raise
 
 
 def _class_options(callback: object) -> dict[str, Any]:
