@@ -109,6 +109,10 @@ def make_vector_env(
             tolerance=sub_env_failures_tolerance,
         )
 
+    if mode == "ASYNC":
+        # The services reach the Algorithm's event loop: they stay in the runner's process.
+        context = _without_services(context)
+
     def creator(index: int) -> Callable[[], gym.Env[Any, Any]]:
         make = _single_agent(env, env_maker(env, context.with_vector_index(index)))
         if restart_failed_sub_environments:
@@ -146,17 +150,19 @@ def foreach_sub_env(
 # --- ASYNC ---------------------------------------------------------------------------------
 
 
-def _in_own_process(
-    make: Callable[[], gym.Env[Any, Any]], context: EnvContext
-) -> Callable[[], gym.Env[Any, Any]]:
-    # The services reach the Algorithm's event loop: they stay in the runner's process.
-    context = EnvContext(
+def _without_services(context: EnvContext) -> EnvContext:
+    return EnvContext(
         dict(context),
         worker_index=context.worker_index,
         num_workers=context.num_workers,
         vector_index=context.vector_index,
         in_evaluation=context.in_evaluation,
     )
+
+
+def _in_own_process(
+    make: Callable[[], gym.Env[Any, Any]], context: EnvContext
+) -> Callable[[], gym.Env[Any, Any]]:
     return lambda: _SubEnv(make(), context)
 
 

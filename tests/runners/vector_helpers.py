@@ -107,3 +107,11 @@ def vector_index(env: Any, context: Any) -> tuple[str, int]:
 def boom(env: Any) -> None:
     """Fail inside the sub-env."""
     raise ValueError(f"boom in {type(env).__name__}")
+
+
+def vector_kind(runner: Any) -> tuple[str, str]:
+    """Return a runner's vectorize mode setting and its vector env's gymnasium class name."""
+    mro = type(runner.env.unwrapped).__mro__
+    return runner.config.gym_env_vectorize_mode, next(
+        c.__name__ for c in mro if c.__module__.startswith("gymnasium")
+    )
