@@ -369,6 +369,13 @@ class _EntryPointVectorEnv(gym.vector.VectorWrapper):
             pass
         self.env = self._make()
 
+    def __getattr__(self, name: str) -> Any:
+        # Callbacks read the env's own attributes through the ``env`` hook argument (RLlib
+        # passes the env itself); gymnasium's VectorWrapper forwards none since 1.0.
+        if name.startswith("_") or name == "env":  # not set yet (unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
     def end_sub_episode(self, i: int) -> str:
         """A vector entry point resets its sub-envs only itself: ``WHEN_DONE``."""
         return WHEN_DONE

@@ -272,3 +272,24 @@ async def test_restart_failed_sub_environments_restarts_in_each_mode(mode: str) 
     assert [e.env_index for e in failed] == ([0] if mode == "ASYNC" else [0, 1])
     if mode == "VECTOR_ENTRY_POINT":
         assert vector_helpers.FlakyVector.made == 2
+
+
+@pytest.mark.anyio
+async def test_the_env_argument_reads_a_vector_entry_points_own_attributes() -> None:
+    states: list[Any] = []
+
+    def on_episode_start(*, env: Any, env_index: int, **kwargs: Any) -> None:
+        states.append(np.array(env.state[:, env_index]))  # CartPoleVectorEnv's own array
+        assert isinstance(env.unwrapped, CartPoleVectorEnv)
+
+    config = PPOConfig().environment("CartPole-v1").debugging(seed=1)
+    config.env_runners(num_envs_per_env_runner=3, gym_env_vectorize_mode="VECTOR_ENTRY_POINT")
+    made = EnvRunner(config, bus=Bus(on_episode_start=[on_episode_start]))
+    try:
+        episodes = await made.sample(num_timesteps=30, random_actions=True)
+    finally:
+        made.stop()
+    assert len(states) == 3
+    first = {e.env_index: e.get_observations()[0] for e in episodes if e.t_started == 0}
+    for i, state in enumerate(states):
+        np.testing.assert_allclose(first[i], state, rtol=1e-6)
