@@ -16,6 +16,7 @@ episode early: how its next one begins).
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -288,6 +289,11 @@ def _check_vector_env(made: object, name: str, num_envs: int) -> None:
         )
 
 
+def _copied(obs: Any) -> Any:
+    # An array for Box spaces (one C call); a dict or tuple of arrays for nested spaces.
+    return obs.copy() if isinstance(obs, np.ndarray) else copy.deepcopy(obs)
+
+
 class _EntryPointVectorEnv(gym.vector.VectorWrapper):
     """An env's own vector env: exceptions marked, observations copied, restarts whole.
 
@@ -327,7 +333,7 @@ class _EntryPointVectorEnv(gym.vector.VectorWrapper):
             self._reset_next = True
             return self._failed_step(exc)
         self._failures_in_a_row = 0
-        self._last_obs = np.array(obs, copy=True)
+        self._last_obs = _copied(obs)
         return self._last_obs, rewards, terminateds, truncateds, infos
 
     def reset(self, *, seed: Any = None, options: Any = None) -> Any:
@@ -337,7 +343,7 @@ class _EntryPointVectorEnv(gym.vector.VectorWrapper):
             except Exception as exc:
                 self._recreate(exc, "reset()")
                 continue
-            self._last_obs = np.array(obs, copy=True)
+            self._last_obs = _copied(obs)
             return self._last_obs, infos
 
     def _failed_step(self, exc: Exception) -> Any:
