@@ -109,6 +109,16 @@ def test_a_creator_not_making_a_vector_env_is_refused() -> None:
         runner("VECTOR_ENTRY_POINT", env=vector_helpers.Flaky)
 
 
+def test_a_vector_entry_point_resetting_otherwise_than_next_step_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"autoreset_mode .*SAME_STEP.*NEXT_STEP only"):
+        runner("VECTOR_ENTRY_POINT", env=vector_helpers.same_step_vector)
+
+
+def test_a_vector_entry_point_of_another_size_is_refused() -> None:
+    with pytest.raises(ConfigError, match="made 2 sub-envs, not the 3 asked"):
+        runner("VECTOR_ENTRY_POINT", env=vector_helpers.two_sub_envs)
+
+
 # --- episodes and hooks -------------------------------------------------------------------
 
 

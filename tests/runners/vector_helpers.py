@@ -115,3 +115,15 @@ def vector_kind(runner: Any) -> tuple[str, str]:
     return runner.config.gym_env_vectorize_mode, next(
         c.__name__ for c in mro if c.__module__.startswith("gymnasium")
     )
+
+
+def same_step_vector(config: dict[str, Any]) -> CartPoleVectorEnv:
+    """A vector env that says it resets finished sub-envs in the same step."""
+    env = CartPoleVectorEnv(num_envs=config["num_envs"])
+    env.metadata = {**env.metadata, "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    return env
+
+
+def two_sub_envs(config: dict[str, Any]) -> CartPoleVectorEnv:
+    """A vector env of 2 sub-envs, whatever was asked."""
+    return CartPoleVectorEnv(num_envs=2)
