@@ -257,6 +257,12 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         for values in self._values.values():
             values.check()
         check_multi_agent(self)
+        if self.env_task_fn is not None and self.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT":
+            raise ConfigError(
+                "env_task_fn sets a task on each sub-env, and a gym_env_vectorize_mode="
+                "'VECTOR_ENTRY_POINT' env has none to reach (it is one vector object); use "
+                "'SYNC' or 'ASYNC', or set tasks on the vector env with foreach_env"
+            )
         if self.evaluation_config:  # check the overrides' names and values now, not mid-run
             evaluation = self.get_evaluation_config_object()
             evaluation.evaluation_config = None

@@ -24,7 +24,7 @@ from hookbus.kernel import ConfigError
 
 from .._exploration import check_exploration_config
 from ..backends import check_backend
-from ..envs import check_env
+from ..envs import VECTORIZE_MODES, check_env, vectorize_mode
 from ._checks import (
     Check,
     Rule,
@@ -191,6 +191,14 @@ def _exploration(name: str, value: object) -> None:
         check_exploration_config(value)
 
 
+def _vectorize(name: str, value: object) -> None:
+    vectorize_mode(value)
+
+
+_vectorize_check = Rule(
+    f"{', '.join(map(repr, VECTORIZE_MODES))} (any case) or a gymnasium.VectorizeMode",
+    _vectorize,
+)
 _env_check = Rule("a registered gymnasium id, an Env subclass or a creator", _env)
 _backend_check = Rule("a backend name, its extra installed", lambda _, v: check_backend(v))
 _hiddens_check = Rule("a dict whose 'fcnet_hiddens' lists positive ints", _hiddens)
@@ -234,12 +242,27 @@ class EnvironmentSettings(Settings, frozen=True, kw_only=False):
 class EnvRunnersSettings(Settings, frozen=True):
     """``config.env_runners(...)``: how many EnvRunners sample, with what, on which backend."""
 
+    @classmethod
+    def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
+        """Keep ``gym_env_vectorize_mode`` by its upper-case name (a str, so that it
+        encodes and files take it), whichever of RLlib's forms was given."""
+        if "gym_env_vectorize_mode" in given:
+            given["gym_env_vectorize_mode"] = vectorize_mode(given["gym_env_vectorize_mode"])
+        return given
+
     num_env_runners: Annotated[
         int, Setting("remote EnvRunners (0: sample locally)", int_check(0))
     ] = 0
     num_envs_per_env_runner: Annotated[
         int, Setting("sub-envs in each runner's vector env", int_check(1))
     ] = 1
+    gym_env_vectorize_mode: Annotated[
+        str,
+        Setting(
+            "how sub-envs step: in turn, each in its own process, or the env's own vector env",
+            _vectorize_check,
+        ),
+    ] = "SYNC"
     backend: Annotated[
         str, Setting('where runners run: "inline", "process" or "ray"', _backend_check)
     ] = "inline"

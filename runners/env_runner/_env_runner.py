@@ -11,7 +11,7 @@ from hookbus.events import SampleEnd
 from hookbus.kernel import Bus, Control, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
-from ..envs import EnvContext, env_name
+from ..envs import EnvContext, env_name, foreach_sub_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest, SampleSummary
 from ._steps import Sampling, Steps, StepsFactory, VectorEnvSteps
@@ -68,7 +68,8 @@ class EnvRunner:
         self._rng = np.random.default_rng(None if seed is None else [seed, worker_index])
         self._steps: Steps = self.steps_class(config, self.env_context, seed=self._reset_seed)
         self.env = self._steps.env
-        """The env: ``env.envs[i].unwrapped`` is sub-env ``i``."""
+        """The vector env (the ``env`` of the episode hooks): under SYNC, ``env.envs[i].
+        unwrapped`` is sub-env ``i``; ASYNC and VECTOR_ENTRY_POINT have no ``envs``."""
         self.num_envs: int = self.env.num_envs
         self._announced = False  # on_environment_created published?
         # Per sub-env: the live episode, and how many of its steps were handed out already.
@@ -246,15 +247,18 @@ class EnvRunner:
             self.module.set_state(weights)
 
     def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:
-        """Call ``fn(sub_env)`` on every sub-env (unwrapped) and return the results."""
-        return [fn(sub_env.unwrapped) for sub_env in self.env.envs]
+        """Call ``fn(sub_env)`` on every sub-env (unwrapped) and return the results.
+
+        Under ``gym_env_vectorize_mode="ASYNC"`` ``fn`` runs in each sub-env's process
+        (it and its results must pickle); a ``"VECTOR_ENTRY_POINT"`` env has no sub-envs,
+        so ``fn`` gets the vector env itself, once (docs/vectorize.md).
+        """
+        return foreach_sub_env(self.env, fn)
 
     def foreach_env_with_context(self, fn: Callable[[Any, EnvContext], Any]) -> list[Any]:
-        """Call ``fn(sub_env, env_context)`` on every sub-env and return the results."""
-        return [
-            fn(sub_env.unwrapped, self.env_context.with_vector_index(i))
-            for i, sub_env in enumerate(self.env.envs)
-        ]
+        """Call ``fn(sub_env, env_context)`` on every sub-env and return the results (each
+        vectorize mode as ``foreach_env``)."""
+        return foreach_sub_env(self.env, fn, self.env_context)
 
     def stop(self) -> None:
         """Close the env."""

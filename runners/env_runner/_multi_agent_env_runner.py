@@ -12,7 +12,14 @@ from hookbus.kernel import ConfigError, MultiAgentEpisode, reset_agents, step_ag
 
 from .._exploration import make_exploration
 from ..config import is_multi_agent, mapping_fn, module_spaces
-from ..envs import EnvContext, MultiAgentEnv, env_maker, env_name, mark_env_failure
+from ..envs import (
+    EnvContext,
+    MultiAgentEnv,
+    env_maker,
+    env_name,
+    mark_env_failure,
+    vectorize_mode,
+)
 from ._env_runner import EnvRunner
 from ._lifecycle import EpisodeLifecycle
 from ._steps import Sampling
@@ -98,6 +105,12 @@ class MultiAgentSteps:
             raise ConfigError(
                 "restart_failed_sub_environments is not supported with multi-agent envs yet; "
                 "leave it False (restart_failed_env_runners restarts whole runners)"
+            )
+        if vectorize_mode(config.gym_env_vectorize_mode) != "SYNC":
+            raise ConfigError(
+                f"gym_env_vectorize_mode={config.gym_env_vectorize_mode!r} is not supported "
+                f"with multi-agent envs yet: their sub-envs step in the runner's process "
+                f"(leave it 'SYNC')"
             )
         makers = [
             env_maker(config.env, env_context.with_vector_index(i))

@@ -25,7 +25,7 @@ from hookbus.events import AgentData, EpisodeStep
 from hookbus.kernel import Control, Dispatcher, Episode, Publisher
 
 from .._exploration import make_exploration
-from ..envs import EnvContext, make_vector_env
+from ..envs import AT_NEXT_STEP, WHEN_DONE, EnvContext, make_vector_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest
 
@@ -223,12 +223,13 @@ class Sampling:
 class VectorEnvSteps:
     """Step a gymnasium vector env: one ``env.step()`` for every sub-env per vector step.
 
-    A finished sub-env resets on its next step (gymnasium's NEXT_STEP autoreset): its new
-    episode is created when the last one ends and starts with that reset step, which is
-    never recorded as a transition.
+    A finished sub-env resets on its next step (gymnasium's NEXT_STEP autoreset, in every
+    vectorize mode): its new episode is created when the last one ends and starts with
+    that reset step, which is never recorded as a transition. An episode a handler ended
+    early begins its successor as the mode allows (``end_early``).
     """
 
-    __slots__ = ("env", "exploration", "obs", "resetting")
+    __slots__ = ("_fresh", "draining", "env", "exploration", "obs", "resetting")
 
     def __init__(
         self, config: AlgorithmConfig[Any], env_context: EnvContext, *, seed: int | None
@@ -237,6 +238,7 @@ class VectorEnvSteps:
             config.env,
             config.num_envs_per_env_runner,
             env_context,
+            mode=config.gym_env_vectorize_mode,
             restart_failed_sub_environments=config.restart_failed_sub_environments,
             sub_env_failures_tolerance=config.num_consecutive_env_runner_failures_tolerance,
         )
@@ -244,6 +246,11 @@ class VectorEnvSteps:
             self.env.action_space.seed(seed)  # its random actions too
         self.exploration: Any = make_exploration(config.exploration, self.env.single_action_space)
         self.resetting: list[bool] = []
+        self.draining: list[bool] = []
+        """Per sub-env (resetting too): whether it plays an episode a handler ended out
+        unrecorded, its next episode starting after its end (``WHEN_DONE``)."""
+        self._fresh: dict[int, tuple[Any, dict[str, Any]]] = {}
+        """Sub-envs reset alone this vector step: their first observation and info."""
         self.obs: Any = None
         """The last observations: what the module acts on next."""
 
@@ -251,6 +258,8 @@ class VectorEnvSteps:
         """Create the episodes (before the reset, as RLlib), reset every sub-env, start them."""
         started = [await lifecycle.created(Episode(env_index=i)) for i in range(count)]
         self.resetting = [False] * self.env.num_envs
+        self.draining = [False] * self.env.num_envs
+        self._fresh.clear()
         self.obs, infos = self.env.reset(seed=seed)
         for i, episode in enumerate(started):
             episode.add_reset(self.obs[i], sub_info(infos, i) if infos else {})
@@ -289,6 +298,9 @@ class VectorEnvSteps:
                     continue
                 info = sub_info(infos, i) if infos else {}
                 if resetting[i]:  # this step was the sub-env's reset: the episode starts
+                    if self.draining[i]:  # not yet: it plays an episode a handler ended out
+                        self.draining[i] = not (term_list[i] or trunc_list[i])
+                        continue
                     resetting[i] = False
                     episode.add_reset(rows[i], info)
                     await sampling.lifecycle.started(episode)
@@ -308,19 +320,43 @@ class VectorEnvSteps:
                         early = sampling.ends_early(episode, control, terminated or truncated)
                 if terminated or truncated or early:
                     await sampling.end(i, episode, early)
+            if self._fresh:  # sub-envs reset alone (ASYNC): act on their new observations
+                obs = self._with_fresh_rows(obs)
             self.obs = obs
             sampling.timestep = timestep_before + steps
         return steps
 
     def end_early(self, i: int) -> None:
-        """Have the vector env reset sub-env ``i`` at its next step, as after a natural end."""
-        self.env.reset_next_step(i)
+        """Begin sub-env ``i``'s next episode as its vectorize mode allows: SYNC resets it
+        at its next step, as after a natural end; ASYNC resets it alone, now; a
+        VECTOR_ENTRY_POINT env plays the episode out unrecorded first (``WHEN_DONE``)."""
+        how = self.env.end_sub_episode(i)
+        if how == WHEN_DONE:
+            self.draining[i] = True
+        elif how != AT_NEXT_STEP:
+            obs, infos = how
+            self._fresh[i] = (obs[i], sub_info(infos, i) if infos else {})
 
     async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> Any:
-        """Create sub-env ``i``'s next episode; it starts with the sub-env's next step."""
+        """Create sub-env ``i``'s next episode; it starts with the sub-env's next step, or
+        at once if the sub-env was just reset alone (``end_early``)."""
         episode = await lifecycle.created(Episode(env_index=i))
-        self.resetting[i] = True
+        fresh = self._fresh.get(i)
+        if fresh is None:
+            self.resetting[i] = True
+        else:
+            episode.add_reset(*fresh)
+            await lifecycle.started(episode)
         return episode
+
+    def _with_fresh_rows(self, obs: Any) -> Any:
+        """Return ``obs`` with the rows of the sub-envs reset alone replaced (a copy: the
+        episodes keep views of the old rows)."""
+        obs = np.array(obs, copy=True)
+        for i, (row, _) in self._fresh.items():
+            obs[i] = row
+        self._fresh.clear()
+        return obs
 
 
 def sub_info(infos: dict[str, Any], i: int) -> dict[str, Any]:

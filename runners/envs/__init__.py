@@ -7,7 +7,6 @@ from ._env import (
     env_maker as env_maker,
     env_name as env_name,
     is_env_failure as is_env_failure,
-    make_vector_env as make_vector_env,
     mark_env_failure as mark_env_failure,
     resolve_env as resolve_env,
 )
@@ -16,8 +15,19 @@ from ._multi_agent_env import (
     MultiAgentEnv as MultiAgentEnv,
     make_multi_agent as make_multi_agent,
 )
+from ._vectorize import (
+    AT_NEXT_STEP as AT_NEXT_STEP,
+    VECTORIZE_MODES as VECTORIZE_MODES,
+    WHEN_DONE as WHEN_DONE,
+    foreach_sub_env as foreach_sub_env,
+    make_vector_env as make_vector_env,
+    vectorize_mode as vectorize_mode,
+)
 
 __all__ = (
+    "AT_NEXT_STEP",
+    "VECTORIZE_MODES",
+    "WHEN_DONE",
     "EnvContext",
     "MultiAgentCartPole",
     "MultiAgentEnv",
@@ -25,9 +35,11 @@ __all__ = (
     "check_env",
     "env_maker",
     "env_name",
+    "foreach_sub_env",
     "is_env_failure",
     "make_multi_agent",
     "make_vector_env",
     "mark_env_failure",
     "resolve_env",
+    "vectorize_mode",
 )

@@ -23,7 +23,6 @@ __all__ = (
     "env_maker",
     "env_name",
     "is_env_failure",
-    "make_vector_env",
     "mark_env_failure",
     "resolve_env",
 )
@@ -171,8 +170,17 @@ def mark_env_failure(exc: BaseException, call: str | None = None) -> None:
         exc.add_note(f"hookbus: raised by the env's {call}")
 
 
+AT_NEXT_STEP = "at_next_step"
+"""``end_sub_episode``: the sub-env resets at its next step (its next episode starts then)."""
+WHEN_DONE = "when_done"
+"""``end_sub_episode``: the sub-env cannot be reset alone; it plays its episode out
+unrecorded, and its next episode starts with the reset after that episode's end."""
+
+
 class _VectorEnv(gym.vector.SyncVectorEnv):
     """A SyncVectorEnv whose exceptions say they came from the env (``is_env_failure``)."""
+
+    vectorize_mode = "SYNC"
 
     def step(self, actions: Any) -> Any:
         try:
@@ -192,6 +200,11 @@ class _VectorEnv(gym.vector.SyncVectorEnv):
         """Have sub-env ``i`` reset at the next ``step()`` (its action then is ignored), as
         after a terminated or truncated step: gymnasium's NEXT_STEP autoreset."""
         self._autoreset_envs[i] = True
+
+    def end_sub_episode(self, i: int) -> str:
+        """A handler ended sub-env ``i``'s episode: it resets at its next step."""
+        self.reset_next_step(i)
+        return AT_NEXT_STEP
 
 
 class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
@@ -251,35 +264,6 @@ class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
         self._failures_in_a_row = 0
         self._last_obs = obs
         return obs, reward, terminated, truncated, info
-
-
-def make_vector_env(
-    env: EnvSpec,
-    num_envs: int,
-    context: EnvContext,
-    *,
-    restart_failed_sub_environments: bool = False,
-    sub_env_failures_tolerance: int = 100,
-) -> gym.vector.SyncVectorEnv:
-    """Build a synchronous vector env of ``num_envs`` sub-envs (RLlib steps them in-process).
-
-    A registered id gets ``env_config`` as keyword arguments to ``gymnasium.make``; an Env
-    class or a creator function gets the sub-env's ``EnvContext``. Exceptions of its
-    ``step()`` and ``reset()`` are marked (``is_env_failure``); with
-    ``restart_failed_sub_environments`` a sub-env that raises is made anew instead, up to
-    ``sub_env_failures_tolerance`` times in a row.
-    """
-
-    def creator(index: int) -> Callable[[], gym.Env[Any, Any]]:
-        make = _single_agent(env, env_maker(env, context.with_vector_index(index)))
-        if restart_failed_sub_environments:
-            return lambda: _Restarting(make, sub_env_failures_tolerance)
-        return make
-
-    check_env(env)
-    # SyncVectorEnv's default copy=True hands out a fresh observation array every step, so the
-    # per-sub-env rows that episodes keep (views) are never overwritten.
-    return _VectorEnv([creator(i) for i in range(num_envs)])
 
 
 def _single_agent(
