@@ -23,7 +23,9 @@ def add_rllib_example_script_args(
     The options, names and defaults are RLlib's, so that a script's ``args.<name>`` reads
     work; those with no meaning here are accepted and say so in their help.
     """
-    p = parser if parser is not None else argparse.ArgumentParser()
+    # A script may add an option of these again (older scripts define their own
+    # --evaluation-duration): a parser made here lets the later definition win.
+    p = parser if parser is not None else argparse.ArgumentParser(conflict_handler="resolve")
     _algorithm_options(p)
     _evaluation_options(p)
     _run_options(p)

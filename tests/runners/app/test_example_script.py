@@ -147,3 +147,9 @@ def test_without_tune_and_its_options_the_run_happens_here(
     monkeypatch.setitem(sys.modules, "ray.tune", None)
     args = parse("--env", "CartPole-v1", "--stop-iters", "1")
     assert run_rllib_example_script_experiment(small_config(), args)[TRAINING_ITERATION] == 1
+
+
+def test_a_script_may_define_one_of_the_options_again() -> None:
+    parser = add_rllib_example_script_args()
+    parser.add_argument("--evaluation-duration", default="auto")  # as older scripts do
+    assert parser.parse_args([]).evaluation_duration == "auto"
