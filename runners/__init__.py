@@ -39,6 +39,10 @@ from .algorithms.ppo import (
     PPOModule as PPOModule,
     Trajectory as Trajectory,
 )
+from .app import (
+    add_rllib_example_script_args as add_rllib_example_script_args,
+    run_rllib_example_script_experiment as run_rllib_example_script_experiment,
+)
 from .backends import BACKENDS as BACKENDS
 from .backends._base import EnvRunnerHandle as EnvRunnerHandle
 from .backends._inline import InlineEnvRunner as InlineEnvRunner
@@ -115,9 +119,11 @@ __all__ = (
     "TaskSettableEnv",
     "TensorBoardLogger",
     "Trajectory",
+    "add_rllib_example_script_args",
     "make_multi_agent",
     "output_callbacks",
     "plot_runs",
+    "run_rllib_example_script_experiment",
 )
 
 # Objects report this package as their module (for docs and reprs), not the private

@@ -1,1 +1,8 @@
-"""Applications on top of the runners: the command line and the pytest plugin."""
+"""Applications on top of the runners: the CLI, the pytest plugin, RLlib's script harness."""
+
+from ._example_args import add_rllib_example_script_args as add_rllib_example_script_args
+from ._example_script import (
+    run_rllib_example_script_experiment as run_rllib_example_script_experiment,
+)
+
+__all__ = ("add_rllib_example_script_args", "run_rllib_example_script_experiment")
