@@ -23,6 +23,7 @@ from .algorithm import (
 from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
     MultiAgentModule as MultiAgentModule,
+    get_trainable_cls as get_trainable_cls,
 )
 from .algorithms.dqn import (
     DQN as DQN,
@@ -57,6 +58,7 @@ from .envs import (
     MultiAgentEnv as MultiAgentEnv,
     TaskSettableEnv as TaskSettableEnv,
     make_multi_agent as make_multi_agent,
+    register_env as register_env,
 )
 from .fleet import EnvRunnerGroup as EnvRunnerGroup
 from .reporting import (
@@ -115,9 +117,11 @@ __all__ = (
     "TaskSettableEnv",
     "TensorBoardLogger",
     "Trajectory",
+    "get_trainable_cls",
     "make_multi_agent",
     "output_callbacks",
     "plot_runs",
+    "register_env",
 )
 
 # Objects report this package as their module (for docs and reprs), not the private
