@@ -58,6 +58,24 @@ def test_a_registered_creator_ships_to_worker_processes_that_never_registered_it
     assert set(runners["env_worker_index"]) == {1, 2}
 
 
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_registered_creator_ships_to_ray_actors() -> None:
+    register_env("ctx_cartpole_ray", tune_helpers.make_context_cartpole)
+    config = (
+        PPOConfig()
+        .environment("ctx_cartpole_ray", env_config={"tag": "ray"})
+        .env_runners(num_env_runners=2, backend="ray", num_cpus_per_env_runner=0.5)
+        .training(**SMALL)
+        .callbacks(tune_helpers.RecordCreation)
+    )
+    with config.build() as algo:
+        result = algo.train()
+    runners = result["env_runners"]
+    assert set(runners["env_tag"]) == {"ray"}
+    assert os.getpid() not in set(runners["env_pid"])
+    assert set(runners["env_worker_index"]) == {1, 2}
+
+
 def test_a_name_registered_after_the_setting_is_found_at_build() -> None:
     config = PPOConfig().environment("late_cartpole").training(**SMALL)
     register_env("late_cartpole", tune_helpers.make_context_cartpole)

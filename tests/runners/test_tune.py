@@ -201,6 +201,7 @@ def test_asha_stops_a_deliberately_bad_trial_early(tmp_path: Path) -> None:
             metric="env_runners/episode_return_mean",
             mode="max",
             max_concurrent_trials=1,  # the good trial first, so ASHA has its rungs to compare
+            reuse_actors=True,  # the second trial reuses the first's actor: reset_config()
         ),
         run_config=run_config(tmp_path, stop={"training_iteration": 4}),
     ).fit()
@@ -209,6 +210,7 @@ def test_asha_stops_a_deliberately_bad_trial_early(tmp_path: Path) -> None:
         for r in results
     }
     assert iterations == {40: 4, 1: 1}
+    assert len({r.metrics["pid"] for r in results}) == 1  # one actor, reset between trials
 
 
 def test_a_search_space_passes_the_config_and_a_bad_sampled_value_fails_its_trial(
