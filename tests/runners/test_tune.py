@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -241,3 +242,71 @@ def test_asking_for_tune_without_it_names_the_extra(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "ray.tune", None)  # as if Ray Tune were not installed
     with pytest.raises(ConfigError, match=r"Ray Tune is not installed.*hookbus\[tune\]"):
         PPO.default_resource_request({})
+
+
+class MostRunning(tune.Callback):
+    """Count, at each step of Tune's loop, how many trials run at once (the most seen)."""
+
+    def __init__(self) -> None:
+        self.most = 0
+
+    def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
+        running = sum(trial.status == "RUNNING" for trial in trials)
+        self.most = max(self.most, running)
+
+
+def test_trials_with_worker_processes_never_oversubscribe_the_cluster(tmp_path: Path) -> None:
+    # Each trial asks for 1 CPU + 1 per worker process: 2 of the session's 2 CPUs.
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=1, backend="process")
+        .training(lr=tune.grid_search([1e-3, 1e-4]), **SMALL)
+    )
+    most_running = MostRunning()
+    results = tune.Tuner(
+        PPO,
+        param_space=config,
+        run_config=run_config(tmp_path, stop={"training_iteration": 1}, callbacks=[most_running]),
+    ).fit()
+    assert results.num_errors == 0, results.errors
+    assert most_running.most == 1
+
+
+def test_pbt_exploits_by_restoring_one_trials_checkpoint_into_another(tmp_path: Path) -> None:
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .training(lr=tune.grid_search([1e-3, 1e-5]), **SMALL)
+        .debugging(seed=3)
+    )
+    pbt = tune.schedulers.PopulationBasedTraining(
+        time_attr="training_iteration",
+        perturbation_interval=2,
+        hyperparam_mutations={"training": {"lr": [1e-3, 1e-5]}},
+        quantile_fraction=0.5,
+        synch=True,
+    )
+    results = tune.Tuner(
+        PPO,
+        param_space=config,
+        tune_config=tune.TuneConfig(
+            scheduler=pbt,
+            metric="env_runners/episode_return_mean",
+            mode="max",
+            reuse_actors=True,  # PBT warns without it; the exploit is then reset_config + restore
+        ),
+        run_config=run_config(
+            tmp_path,
+            stop={"training_iteration": 4},
+            checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=2),
+        ),
+    ).fit()
+    assert results.num_errors == 0, results.errors
+    assert [r.metrics["training_iteration"] for r in results] == [4, 4]
+    # At iteration 2 the weaker trial was cloned from the stronger one's checkpoint; with
+    # synch=True both then went on from a checkpoint of iteration 2.
+    perturbs = re.search(r"(\d+) perturbs", pbt.debug_string())
+    assert perturbs is not None
+    assert int(perturbs.group(1)) >= 1
+    assert [r.metrics["iterations_since_restore"] for r in results] == [2, 2]
