@@ -23,6 +23,7 @@ from .algorithm import (
 from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
     MultiAgentModule as MultiAgentModule,
+    get_trainable_cls as get_trainable_cls,
 )
 from .algorithms.dqn import (
     DQN as DQN,
@@ -61,6 +62,7 @@ from .envs import (
     MultiAgentEnv as MultiAgentEnv,
     TaskSettableEnv as TaskSettableEnv,
     make_multi_agent as make_multi_agent,
+    register_env as register_env,
 )
 from .fleet import EnvRunnerGroup as EnvRunnerGroup
 from .reporting import (
@@ -120,9 +122,11 @@ __all__ = (
     "TensorBoardLogger",
     "Trajectory",
     "add_rllib_example_script_args",
+    "get_trainable_cls",
     "make_multi_agent",
     "output_callbacks",
     "plot_runs",
+    "register_env",
     "run_rllib_example_script_experiment",
 )
 

@@ -10,6 +10,7 @@ from ._learner import (
 from ._learning import LearnerSettings as LearnerSettings, Spaces as Spaces
 from ._results import ResultDraft as ResultDraft
 from ._structure import check_structure as check_structure
+from ._tune import require_tune as require_tune
 
 __all__ = (
     "Algorithm",
@@ -22,4 +23,5 @@ __all__ = (
     "StoredConfig",
     "check_structure",
     "read_stored_config",
+    "require_tune",
 )

@@ -42,13 +42,14 @@ from ._lifecycle import Lifecycle
 from ._results import CONTROL_KEY, ResultDraft, assemble_result, callback_counts, control_entry
 from ._state import build_restored, load_state, saved_state
 from ._structure import check_structure
+from ._tune import TuneTrainable, watch_for_tune
 
 __all__ = ("Algorithm",)
 
 B = TypeVar("B")
 
 
-class Algorithm:
+class Algorithm(TuneTrainable):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -61,15 +62,78 @@ class Algorithm:
     Subclasses set ``build_learner()`` and ``training_step()``.
     """
 
-    def __init__(self, config: AlgorithmConfig[Any], *, bus: Bus | None = None) -> None:
+    def __init__(
+        self,
+        config: AlgorithmConfig[Any] | Mapping[str, Any] | None = None,
+        env: Any = None,
+        logger_creator: Any = None,
+        *,
+        bus: Bus | None = None,
+        **tune_arguments: Any,
+    ) -> None:
+        """Build the Algorithm, as ``config.build()`` does (set up too, outside a loop).
+
+        As RLlib's: ``config`` is an AlgorithmConfig or a dict of settings (RLlib's keys:
+        ``num_env_runners``, ``lr``, ``env_config``, ...; None: the defaults); ``env``, if
+        given, sets the env (a registered name, a gymnasium id, an Env class or creator).
+        ``logger_creator`` (RLlib's, for Tune's loggers) is accepted and unused: results go
+        where ``config.reporting()`` says. Ray Tune builds a trial's Algorithm with
+        ``storage=`` (``docs/tune.md``); no other keyword is taken.
+        """
         refuse_while_loading_main()  # a worker re-running a script without the main guard
+        storage = tune_arguments.pop("storage", None)
+        if tune_arguments:
+            raise TypeError(
+                f"{type(self).__name__}() got unexpected keyword arguments "
+                f"{', '.join(map(repr, tune_arguments))}; it takes config, env and bus"
+            )
+        if storage is not None:  # Ray Tune's trial: Tune's __init__ calls setup()
+            self._start_trial(dict(config or {}), storage)
+            return
+        self._init_algorithm(self.config_for(config, env), bus)
+
+    @classmethod
+    def get_default_config(cls) -> AlgorithmConfig[Any]:
+        """Return a new config of this algorithm with its defaults (RLlib's classmethod).
+
+        Each algorithm overrides it (``PPO.get_default_config()`` is a ``PPOConfig()``).
+        """
+        raise ConfigError(
+            f"{cls.__name__} has no default config of its own; build it from its config "
+            f"(config.build()) or override get_default_config()"
+        )
+
+    @classmethod
+    def config_for(
+        cls, config: AlgorithmConfig[Any] | Mapping[str, Any] | None, env: Any = None
+    ) -> AlgorithmConfig[Any]:
+        """Return the checked config ``Algorithm(config, env)`` builds with (a copy)."""
+        frozen = False
+        if config is None or isinstance(config, Mapping):
+            built = cls.get_default_config().update_from_dict(config or {})
+        elif isinstance(config, AlgorithmConfig):
+            built, frozen = config.copy(copy_frozen=False), config.is_frozen
+        else:
+            raise ConfigError(
+                f"{cls.__name__}(config=...) takes an AlgorithmConfig, a dict of settings or "
+                f"None, got {config!r}"
+            )
+        if env is not None:
+            built.environment(env)
+        built.validate()
+        resolved = built.resolved_copy()
+        if frozen:
+            resolved.freeze()
+        return resolved
+
+    def _init_algorithm(self, config: AlgorithmConfig[Any], bus: Bus | None) -> None:
         self.config = config
         self._owns_bus = bus is None
         self.bus = make_bus(config, bus)
         """The bus this Algorithm publishes to (shared with its inline runners)."""
         self.metrics = MetricsLogger()
         """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""
-        self.training_iteration = 0
+        self._training_iteration = 0
         self._learner: AnyLearner | None = None
         self._env_runner_group: EnvRunnerGroup | None = None
         self._evaluation: Evaluation | None = None  # built only when something evaluates
@@ -353,6 +417,9 @@ class Algorithm:
 
     def train(self) -> dict[str, Any]:
         """Run one training iteration (sync twin of ``atrain()``)."""
+        if self._tune_trial:  # Tune's train(): it calls step(), then adds its own keys
+            result: dict[str, Any] = self._tune_call("train")
+            return result
         return self._sync.run(self._lifecycle, "train", "atrain", self.atrain)
 
     def evaluate(self) -> dict[str, Any]:
@@ -377,6 +444,12 @@ class Algorithm:
 
     def stop(self) -> None:
         """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
+        if self._tune_trial:  # Tune's stop() calls cleanup(), which stops as below
+            self._tune_call("stop")
+            return
+        self._stop_algorithm()
+
+    def _stop_algorithm(self) -> None:
         if self._sync.loop is not None:
             self._sync.close(self.astop)
         elif self._lifecycle is Lifecycle.BUILT:  # never set up (built inside a loop, unused)
@@ -425,14 +498,26 @@ class Algorithm:
         await self.env_runner_group.sync_weights(self.learner.module.get_state())
         await self._publisher.publish(CheckpointLoaded, path=str(path))
 
-    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None) -> Path:
-        """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default)."""
+    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
+        """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default).
+
+        In a Ray Tune trial this is Tune's ``save()`` (its result, for Tune).
+        """
+        if self._tune_trial:
+            return self._tune_call("save", checkpoint_dir, **kwargs)
+        if kwargs:
+            raise TypeError(f"save() takes only checkpoint_dir, got {', '.join(kwargs)}")
         if checkpoint_dir is None:
             checkpoint_dir = tempfile.mkdtemp(prefix=f"hookbus-{type(self).__name__.lower()}-")
         return self.save_to_path(checkpoint_dir)
 
-    def restore(self, checkpoint_path: str | os.PathLike[str]) -> None:
-        """Load a checkpoint (RLlib's name for ``restore_from_path()``)."""
+    def restore(self, checkpoint_path: Any, **kwargs: Any) -> None:
+        """Load a checkpoint (RLlib's name for ``restore_from_path()``; Tune's in a trial)."""
+        if self._tune_trial:
+            self._tune_call("restore", checkpoint_path, **kwargs)
+            return
+        if kwargs:
+            raise TypeError(f"restore() takes only checkpoint_path, got {', '.join(kwargs)}")
         self.restore_from_path(checkpoint_path)
 
     @classmethod
@@ -459,6 +544,15 @@ class Algorithm:
     @learner.setter
     def learner(self, learner: AnyLearner) -> None:
         self._learner = learner
+
+    @property
+    def training_iteration(self) -> int:
+        """The training iterations done so far."""
+        return self._training_iteration
+
+    @training_iteration.setter
+    def training_iteration(self, value: int) -> None:
+        self._training_iteration = value
 
     @property
     def iteration(self) -> int:
@@ -525,8 +619,13 @@ class Algorithm:
         )
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._lifecycle}, iteration {self.training_iteration}>"
+        # getattr: Tune may show a trial's Algorithm before its setup() has run
+        lifecycle = getattr(self, "_lifecycle", Lifecycle.BUILT)
+        iteration = getattr(self, "_training_iteration", 0)
+        return f"<{type(self).__name__} {lifecycle}, iteration {iteration}>"
 
+
+watch_for_tune()  # the Algorithm becomes a Tune Trainable when Ray Tune is imported
 
 _NOT_SET_UP = "the Algorithm is not set up yet: use `async with config.build() as algo`"
 

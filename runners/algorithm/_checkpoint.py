@@ -24,6 +24,7 @@ from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
 from ..config import AlgorithmConfig
+from ..envs import RegisteredEnv
 
 __all__ = (
     "CHECKPOINT_FILE",
@@ -269,6 +270,10 @@ def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
     settings: dict[str, dict[str, Any]] = {}
     code: list[str] = []
     for section, values in config.to_dict().items():
+        if section not in config.sections:  # "callbacks": code, named below
+            continue
+        # A registered env is kept by its name: loading finds it where it is registered.
+        values = {k: v.name if isinstance(v, RegisteredEnv) else v for k, v in values.items()}
         kept = {name: value for name, value in values.items() if _is_data(value)}
         code += [name for name in values if name not in kept]
         settings[section] = kept

@@ -4,5 +4,6 @@ from ._multi_module import (
     MultiAgentLearner as MultiAgentLearner,
     MultiAgentModule as MultiAgentModule,
 )
+from ._registry import ALGORITHMS as ALGORITHMS, get_trainable_cls as get_trainable_cls
 
-__all__ = ("MultiAgentLearner", "MultiAgentModule")
+__all__ = ("ALGORITHMS", "MultiAgentLearner", "MultiAgentModule", "get_trainable_cls")

@@ -35,6 +35,7 @@ from ._output import print_metrics
 from ._plot_cli import add_plot_command
 from ._settings_cli import add_settings_command
 from ._train import add_train_command
+from ._tune_cli import add_tune_command
 
 __all__ = ("main",)
 
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hookbus {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_train_command(commands)
+    add_tune_command(commands)
     replay = commands.add_parser(
         "replay",
         help="replay a recording into callbacks and print their metrics",

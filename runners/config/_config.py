@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import difflib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
 import msgspec
@@ -13,6 +13,7 @@ import msgspec
 from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
 
 from .._errors import refuse_while_loading_main
+from ..envs import resolve_registered_env
 from ._multi_agent import check_multi_agent, is_multi_agent
 from ._sections import ConfigSections
 from ._settings import (
@@ -95,6 +96,16 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         self.bus_options = options
         return self
 
+    def callbacks_dict(self) -> dict[str, Any]:
+        """Return what ``callbacks(...)`` was given, as its keywords (empty if nothing set)."""
+        if not (self.callbacks_class or self.callbacks_per_hook):
+            return {}
+        return {
+            "callbacks_class": list(self.callbacks_class),
+            **self.bus_options.keywords(),
+            **{hook: list(fns) for hook, fns in self.callbacks_per_hook.items()},
+        }
+
     # --- derived settings -------------------------------------------------------------------
 
     @property
@@ -149,11 +160,47 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             overrides[name] = value
         return overrides
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings by section, and ``"callbacks"`` if any were set.
+
+        ``"callbacks"`` holds ``callbacks(...)``'s keywords (classes and functions as they
+        are), so that ``update_from_dict`` of the result rebuilds the config: Ray Tune turns
+        a config given as ``param_space`` into this dict, and each trial back into a config.
+        """
+        settings = super().to_dict()
+        callbacks = self.callbacks_dict()
+        if callbacks:
+            settings["callbacks"] = callbacks
+        return settings
+
+    def update_from_dict(self, settings: Mapping[str, Any], *, where: str = "") -> Self:
+        """Set settings from data, as ``ConfigSections.update_from_dict``; and callbacks.
+
+        A ``"callbacks"`` key takes ``to_dict()``'s form (``callbacks(...)``'s keywords) or,
+        as RLlib's dicts hold, a callback class or a list of them.
+        """
+        rest = dict(settings)
+        callbacks = rest.pop("callbacks", None)
+        super().update_from_dict(rest, where=where)
+        if isinstance(callbacks, Mapping):
+            self.callbacks(**callbacks)
+        elif callbacks is not None:
+            self.callbacks(callbacks)
+        return self
+
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any]) -> Self:
         """Return a new config with the settings of ``config_dict`` (``update_from_dict``)."""
         settings = {k: v for k, v in config_dict.items() if k != "_is_frozen"}
         return cls().update_from_dict(settings)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return setting ``key``, or ``default`` if there is none (RLlib's dict-like shim;
+        Ray Tune reads a trainable's config this way)."""
+        name = "lambda_" if key == "lambda" else key
+        if name in self._section_of:
+            return getattr(self, name)
+        return default
 
     def freeze(self) -> None:
         """Make this config read-only: setting anything raises AttributeError (as RLlib)."""
@@ -281,8 +328,23 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
                 f"{type(self).__name__} names no algorithm; use PPOConfig() or DQNConfig()"
             )
         self.validate()
-        algorithm: AlgorithmT = self.algo_class(self.copy(), bus=bus)
+        # The Algorithm copies the config (its registered env resolved) and checks it again
+        # (cheap), as it does when built as ``PPO(config=...)``.
+        algorithm: AlgorithmT = self.algo_class(self, bus=bus)
         return algorithm
+
+    def resolved_copy(self) -> Self:
+        """Return a copy whose env, if a name given to ``register_env``, is its creator.
+
+        The setting resolves when it is made; this catches a name registered after it, so
+        the creator ships with the config to worker processes and Ray actors.
+        """
+        config = self.copy()
+        env = resolve_registered_env(config.env)
+        if env is not config.env:
+            values = config._values["environment"]
+            config._values["environment"] = msgspec.structs.replace(values, env=env)
+        return config
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.env!r}, backend={self.backend!r})"

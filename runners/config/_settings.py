@@ -24,7 +24,7 @@ from hookbus.kernel import ConfigError
 
 from .._exploration import check_exploration_config
 from ..backends import check_backend
-from ..envs import VECTORIZE_MODES, check_env, vectorize_mode
+from ..envs import VECTORIZE_MODES, check_env, resolve_registered_env, vectorize_mode
 from ._checks import (
     Check,
     Rule,
@@ -216,10 +216,14 @@ class EnvironmentSettings(Settings, frozen=True, kw_only=False):
     @classmethod
     def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
         """Merge a given ``env_config`` into the current one, nested dicts too (RLlib's
-        ``deep_update``), so ``environment(env_config={"is_slippery": False})`` keeps the rest."""
+        ``deep_update``), so ``environment(env_config={"is_slippery": False})`` keeps the rest;
+        a name given to ``register_env`` becomes its creator (``RegisteredEnv``), which
+        then ships with the setting to worker processes and Ray actors."""
         new = given.get("env_config")
         if isinstance(new, dict):
             given["env_config"] = _deep_merged(getattr(current, "env_config", {}), new)
+        if "env" in given:
+            given["env"] = resolve_registered_env(given["env"])
         return given
 
     env: Annotated[

@@ -15,6 +15,13 @@ from ._multi_agent_env import (
     MultiAgentEnv as MultiAgentEnv,
     make_multi_agent as make_multi_agent,
 )
+from ._registry import (
+    RegisteredEnv as RegisteredEnv,
+    lookup_registered_env as lookup_registered_env,
+    register_env as register_env,
+    registered_env_names as registered_env_names,
+    resolve_registered_env as resolve_registered_env,
+)
 from ._vectorize import (
     AT_NEXT_STEP as AT_NEXT_STEP,
     VECTORIZE_MODES as VECTORIZE_MODES,
@@ -31,15 +38,20 @@ __all__ = (
     "EnvContext",
     "MultiAgentCartPole",
     "MultiAgentEnv",
+    "RegisteredEnv",
     "TaskSettableEnv",
     "check_env",
     "env_maker",
     "env_name",
     "foreach_sub_env",
     "is_env_failure",
+    "lookup_registered_env",
     "make_multi_agent",
     "make_vector_env",
     "mark_env_failure",
+    "register_env",
+    "registered_env_names",
     "resolve_env",
+    "resolve_registered_env",
     "vectorize_mode",
 )

@@ -15,6 +15,7 @@ import gymnasium as gym
 from hookbus.kernel import ConfigError, ServiceRegistry
 
 from ._multi_agent_env import MultiAgentEnv
+from ._registry import RegisteredEnv, lookup_registered_env
 
 __all__ = (
     "EnvContext",
@@ -92,6 +93,8 @@ def env_name(env: EnvSpec) -> str:
     """Return a readable name for an env setting: its id or its class/function name."""
     if isinstance(env, str):
         return env
+    if isinstance(env, RegisteredEnv):
+        return env.name
     return getattr(env, "__qualname__", None) or repr(env)
 
 
@@ -103,7 +106,9 @@ def check_env(env: object) -> None:
 def resolve_env(env: Any) -> EnvSpec:
     """Return what ``env`` names: a registered gymnasium id, an Env class or a creator.
 
-    Strings take gymnasium's forms and one more, as ``--callbacks`` does: a registered id
+    Strings take a name given to ``register_env`` (hookbus's, or Ray Tune's when Tune is
+    imported), found first as RLlib does, which resolves to its ``RegisteredEnv``;
+    gymnasium's forms and one more, as ``--callbacks`` does: a registered id
     (``"CartPole-v1"``); ``"module:id"`` (gymnasium's own: importing ``module`` registers
     ``id``), or ``"module:Attr"`` naming an Env class or creator in it; and
     ``"path/to/file.py:Attr"`` (or ``:id`` that the file registers). Each process resolves
@@ -117,6 +122,9 @@ def resolve_env(env: Any) -> EnvSpec:
                 f"function, got {env!r}"
             )
         return cast(EnvSpec, env)
+    registered = lookup_registered_env(env)
+    if registered is not None:
+        return registered
     if env in gym.registry:
         return env
     source, colon, name = env.rpartition(":")
@@ -124,7 +132,8 @@ def resolve_env(env: Any) -> EnvSpec:
         close = [known for known in gym.registry if known.lower().startswith(env.lower()[:4])]
         hint = f"; similar ids: {', '.join(sorted(close)[:5])}" if close else ""
         raise ConfigError(
-            f"unknown env id {env!r}: not registered with gymnasium{hint}; or give "
+            f"unknown env id {env!r}: not given to register_env() nor registered with "
+            f"gymnasium{hint}; or give "
             f"'module:EnvId', 'module:EnvClass' or 'path/to/file.py:EnvClass'"
         )
     module = _import_env_source(env, source)

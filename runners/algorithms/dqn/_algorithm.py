@@ -95,6 +95,11 @@ class DQN(Algorithm):
     env steps were sampled, trains on replayed batches (see docs/dqn.md).
     """
 
+    @classmethod
+    def get_default_config(cls) -> DQNConfig:
+        """Return a new ``DQNConfig`` with DQN's defaults (RLlib's classmethod)."""
+        return DQNConfig()
+
     config: DQNConfig
     local_replay_buffer: ReplayBuffer
     """The replay buffer: ``add``, ``sample``, ``len()``, ``get_state()``, ``set_state()``."""

@@ -79,6 +79,11 @@ def _trajectory(episode: Episode) -> Trajectory:
 class PPO(Algorithm):
     """Proximal Policy Optimization with a numpy MLP policy and value function."""
 
+    @classmethod
+    def get_default_config(cls) -> PPOConfig:
+        """Return a new ``PPOConfig`` with PPO's defaults (RLlib's classmethod)."""
+        return PPOConfig()
+
     def build_learner(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
     ) -> PPOLearner:
