@@ -25,7 +25,7 @@ from hookbus.events import AgentData, EpisodeStep
 from hookbus.kernel import Control, Dispatcher, Episode, Publisher
 
 from .._exploration import make_exploration
-from ..envs import EnvContext, make_vector_env
+from ..envs import EnvContext, env_to_module_pipeline, make_vector_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest
 
@@ -228,7 +228,7 @@ class VectorEnvSteps:
     never recorded as a transition.
     """
 
-    __slots__ = ("env", "exploration", "obs", "resetting")
+    __slots__ = ("env", "exploration", "obs", "resetting", "rows_of", "to_module")
 
     def __init__(
         self, config: AlgorithmConfig[Any], env_context: EnvContext, *, seed: int | None
@@ -244,18 +244,25 @@ class VectorEnvSteps:
             self.env.action_space.seed(seed)  # its random actions too
         self.exploration: Any = make_exploration(config.exploration, self.env.single_action_space)
         self.resetting: list[bool] = []
+        self.to_module = env_to_module_pipeline(config.env_to_module_connector, self.env)
+        """The env-to-module pipeline; None (a Box env, no connector) costs nothing."""
+        self.rows_of: Any = list if self.to_module is None else self.to_module.rows_of
+        """How a vector step's batched observations become one per sub-env."""
         self.obs: Any = None
-        """The last observations: what the module acts on next."""
+        """The last observations as the module takes them: what it acts on next."""
 
     async def reset(self, lifecycle: EpisodeLifecycle, count: int, seed: int | None) -> list[Any]:
         """Create the episodes (before the reset, as RLlib), reset every sub-env, start them."""
         started = [await lifecycle.created(Episode(env_index=i)) for i in range(count)]
         self.resetting = [False] * self.env.num_envs
-        self.obs, infos = self.env.reset(seed=seed)
+        obs, infos = self.env.reset(seed=seed)
+        rows = self.rows_of(obs)
         for i, episode in enumerate(started):
-            episode.add_reset(self.obs[i], sub_info(infos, i) if infos else {})
+            episode.add_reset(rows[i], sub_info(infos, i) if infos else {})
             await lifecycle.started(episode)
-        return started + [None] * (self.env.num_envs - count)
+        episodes = started + [None] * (self.env.num_envs - count)
+        self.obs = obs if self.to_module is None else self.to_module(obs, episodes)
+        return episodes
 
     def _act(self, sampling: Sampling) -> Any:
         """Return every sub-env's action (idle sub-envs too: they step with the others)."""
@@ -273,7 +280,12 @@ class VectorEnvSteps:
         # element is not). Events are built only for hooks with subscribers. Exact sampling
         # costs training one cheap test per sub-env step.
         env, episodes, resetting, done = self.env, sampling.episodes, self.resetting, sampling.done
-        on_step, exact = sampling.on_step, sampling.exact
+        on_step, exact, rows_of, to_module = (
+            sampling.on_step,
+            sampling.exact,
+            self.rows_of,
+            self.to_module,
+        )
         steps, timestep_before = 0, sampling.timestep
         while steps < sampling.max_steps and len(done) < sampling.max_episodes:
             actions = self._act(sampling)
@@ -282,7 +294,7 @@ class VectorEnvSteps:
             reward_list = rewards.tolist()
             term_list = terminateds.tolist()
             trunc_list = truncateds.tolist()
-            rows = list(obs)
+            rows = rows_of(obs)
             for i in range(len(rows)):
                 episode = episodes[i]
                 if episode is None:  # an idle sub-env (exact sampling)
@@ -308,7 +320,8 @@ class VectorEnvSteps:
                         early = sampling.ends_early(episode, control, terminated or truncated)
                 if terminated or truncated or early:
                     await sampling.end(i, episode, early)
-            self.obs = obs
+            # A Box env without connector hands the module the env's arrays as they are.
+            self.obs = obs if to_module is None else to_module(obs, episodes)
             sampling.timestep = timestep_before + steps
         return steps
 

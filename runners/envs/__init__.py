@@ -1,5 +1,13 @@
-"""What users hand in as environments: making (vector) envs, their context, multi-agent envs."""
+"""What users hand in as environments: making (vector) envs, their context, multi-agent envs,
+their spaces and the env-to-module pipeline."""
 
+from ._connectors import (
+    EnvToModule as EnvToModule,
+    FlattenObservations as FlattenObservations,
+    ObservationPreprocessor as ObservationPreprocessor,
+    SingleAgentObservationPreprocessor as SingleAgentObservationPreprocessor,
+    env_to_module_pipeline as env_to_module_pipeline,
+)
 from ._env import (
     EnvContext as EnvContext,
     TaskSettableEnv as TaskSettableEnv,
@@ -16,15 +24,28 @@ from ._multi_agent_env import (
     MultiAgentEnv as MultiAgentEnv,
     make_multi_agent as make_multi_agent,
 )
+from ._spaces import (
+    SUPPORTED_OBSERVATION_SPACES as SUPPORTED_OBSERVATION_SPACES,
+    Flattener as Flattener,
+    check_observation_space as check_observation_space,
+)
 
 __all__ = (
+    "SUPPORTED_OBSERVATION_SPACES",
     "EnvContext",
+    "EnvToModule",
+    "FlattenObservations",
+    "Flattener",
     "MultiAgentCartPole",
     "MultiAgentEnv",
+    "ObservationPreprocessor",
+    "SingleAgentObservationPreprocessor",
     "TaskSettableEnv",
     "check_env",
+    "check_observation_space",
     "env_maker",
     "env_name",
+    "env_to_module_pipeline",
     "is_env_failure",
     "make_multi_agent",
     "make_vector_env",
