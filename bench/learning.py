@@ -9,19 +9,49 @@ reports the first crossing of 400 and the best mean return reached. Run:
 policy per agent (``p0``, ``p1``), for at most 600k env steps, until both agents' mean
 returns (``env_runners/agent_episode_returns_mean/0`` and ``/1``) reach 400; the score
 reported is the lower of the two.
+
+``--env`` trains on other observation spaces (docs/environments.md), each with its own
+target and step budget: ``FrozenLake`` (Discrete(16), non-slippery 4x4: 0.9 within 300k),
+``Taxi`` (Discrete(500), gymnasium's current Taxi-v4: 0 within 1M), ``DictCorridor`` (a
+Dict of two Discretes and a Box, ``tests/runners/space_envs.py``: 0.95 within 300k), or
+``spaces`` for the three in a row.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hookbus.runners import MultiAgentCartPole, PPOConfig
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "runners"))
+import space_envs
+
 ALGOS = ("PPO", "DQN")
+
+
+@dataclass(frozen=True)
+class Task:
+    """An env PPO trains on with its defaults, and what counts as learned."""
+
+    env: Any
+    env_config: dict[str, Any]
+    target: float
+    max_steps: int
+
+
+TASKS = {
+    "CartPole-v1": Task("CartPole-v1", {}, 450.0, 300_000),
+    "FrozenLake": Task("FrozenLake-v1", {"is_slippery": False}, 0.9, 300_000),
+    "Taxi": Task("Taxi-v4", {}, 0.0, 1_000_000),
+    "DictCorridor": Task(space_envs.DictCorridor, {}, 0.95, 300_000),
+}
+SPACES = ("FrozenLake", "Taxi", "DictCorridor")
 
 
 @dataclass
@@ -42,8 +72,8 @@ def policy_of(agent_id: Any, *args: Any, **kwargs: Any) -> str:
     return f"p{agent_id}"
 
 
-def make_config(algo: str, seed: int, multi_agent: bool = False) -> Any:
-    """Return the algorithm's default config on CartPole-v1 (or two agents'), with ``seed``."""
+def make_config(algo: str, seed: int, multi_agent: bool = False, env: str = "CartPole-v1") -> Any:
+    """Return the algorithm's default config on ``env`` (or two agents'), with ``seed``."""
     if multi_agent:
         if algo != "PPO":
             raise SystemExit(f"--multi-agent trains PPO only; {algo} has no multi-agent learner")
@@ -53,12 +83,14 @@ def make_config(algo: str, seed: int, multi_agent: bool = False) -> Any:
             .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=policy_of)
             .debugging(seed=seed)
         )
+    task = TASKS[env]
     if algo == "DQN":
-        # Not exported from hookbus.runners yet.
         from hookbus.runners import DQNConfig
 
-        return DQNConfig().environment("CartPole-v1").debugging(seed=seed)
-    return PPOConfig().environment("CartPole-v1").debugging(seed=seed)
+        config = DQNConfig()
+    else:
+        config = PPOConfig()
+    return config.environment(task.env, env_config=task.env_config).debugging(seed=seed)
 
 
 def score(result: dict[str, Any], multi_agent: bool) -> float:
@@ -79,9 +111,11 @@ def run(
     print_every: int,
     marks: tuple[float, ...],
     multi_agent: bool = False,
+    env: str = "CartPole-v1",
 ) -> Run:
     """Train until the target or the step budget; return what the run reached."""
-    config = make_config(algo, seed, multi_agent)
+    config = make_config(algo, seed, multi_agent, env)
+    width = "6.1f" if env == "CartPole-v1" else "7.2f"  # returns of order 1 on the others
     out = Run(seed)
     start = time.perf_counter()
     with config.build() as trainer:
@@ -100,7 +134,7 @@ def run(
             if done or iteration % print_every == 0:
                 print(
                     f"  seed {seed}  iter {iteration:3d}  steps {steps:7d}  "
-                    f"{LABELS[multi_agent]} {ret:6.1f}  {elapsed:6.1f} s",
+                    f"{LABELS[multi_agent]} {ret:{width}}  {elapsed:6.1f} s",
                     flush=True,
                 )
             if done:
@@ -119,11 +153,15 @@ def main() -> None:
         action="store_true",
         help="PPO on MultiAgentCartPole (2 agents, a policy each): both agents' returns >= 400",
     )
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--target", type=float, default=None, help="default 450 (400 multi-agent)")
     parser.add_argument(
-        "--max-steps", type=int, default=None, help="default 300k env steps (600k multi-agent)"
+        "--env",
+        choices=[*TASKS, "spaces"],
+        default="CartPole-v1",
+        help="the env (default CartPole-v1); spaces: FrozenLake, Taxi and DictCorridor",
     )
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--target", type=float, default=None, help="default: the env's")
+    parser.add_argument("--max-steps", type=int, default=None, help="default: the env's")
     parser.add_argument(
         "--print-every",
         type=int,
@@ -131,21 +169,33 @@ def main() -> None:
         help="print every N iterations (default: 1 for PPO, 10 for DQN's 1000-step ones)",
     )
     args = parser.parse_args()
+    envs = SPACES if args.env == "spaces" else (args.env,)
+    summaries = [report(args, env) for env in envs]
+    if len(summaries) > 1:
+        print("\nsummary (steps and wall time to the target, per seed):")
+        for line in summaries:
+            print("  " + line)
+
+
+def report(args: argparse.Namespace, env: str) -> str:
+    """Train every seed on ``env``, print the runs and return a one-line summary."""
     multi = args.multi_agent
-    target = args.target if args.target is not None else (400.0 if multi else 450.0)
-    max_steps = args.max_steps or (600_000 if multi else 300_000)
+    task = TASKS[env]
+    target = args.target if args.target is not None else (400.0 if multi else task.target)
+    max_steps = args.max_steps or (600_000 if multi else task.max_steps)
     print_every = args.print_every or (10 if args.algo == "DQN" else 1)
-    marks = tuple(sorted({400.0, target}))
+    marks = tuple(sorted({400.0, target})) if env == "CartPole-v1" else (target,)
     runs = [
-        run(args.algo, seed, target, max_steps, print_every, marks, multi) for seed in args.seeds
+        run(args.algo, seed, target, max_steps, print_every, marks, multi, env)
+        for seed in args.seeds
     ]
-    env = "MultiAgentCartPole (2 agents)" if multi else "CartPole-v1"
+    name = "MultiAgentCartPole (2 agents)" if multi else env
     print(
-        f"\n{args.algo} on {env}, target {LABELS[multi]} >= {target:g} "
+        f"\n{args.algo} on {name}, target {LABELS[multi]} >= {target:g} "
         f"within {max_steps} env steps:"
     )
     for r in runs:
-        verdict = "reached" if r.reached else f"MISSED (best {r.best:.1f})"
+        verdict = "reached" if r.reached else f"MISSED (best {r.best:.2f})"
         first = ", ".join(
             f">= {mark:g} at {steps} steps / {seconds:.1f} s"
             for mark, (steps, seconds) in sorted(r.crossings.items())
@@ -161,7 +211,12 @@ def main() -> None:
         points = r.curve[stride - 1 :: stride]
         if r.curve and (not points or points[-1] != r.curve[-1]):
             points.append(r.curve[-1])
-        print(f"  seed {r.seed}: " + ", ".join(f"{s // 1000}k: {v:.0f}" for s, v in points))
+        digits = 0 if env == "CartPole-v1" else 2
+        print(f"  seed {r.seed}: " + ", ".join(f"{s // 1000}k: {v:.{digits}f}" for s, v in points))
+    cells = ", ".join(
+        f"{r.steps} steps / {r.seconds:.0f} s" if r.reached else "missed" for r in runs
+    )
+    return f"{name} (>= {target:g}): {cells}"
 
 
 if __name__ == "__main__":

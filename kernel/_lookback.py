@@ -94,7 +94,19 @@ def _position(index: int, offset: int, size: int) -> int:
 
 
 def _stacked(picked: list[Any]) -> Any:
+    # Dict and Tuple observations batch leaf by leaf, as RLlib's finalized episodes hold
+    # them: a dict (tuple) of stacked arrays.
+    if picked and isinstance(picked[0], dict):
+        try:
+            return {key: _stacked([item[key] for item in picked]) for key in picked[0]}
+        except (KeyError, TypeError):  # not all alike: keep the list
+            return list(picked)
+    if picked and isinstance(picked[0], tuple):
+        try:
+            return tuple(_stacked([item[i] for item in picked]) for i in range(len(picked[0])))
+        except (IndexError, TypeError):
+            return list(picked)
     try:
         return np.asarray(picked) if picked else np.empty((0,))
-    except ValueError:  # ragged or structured (Dict spaces): keep the list
+    except ValueError:  # ragged: keep the list
         return list(picked)

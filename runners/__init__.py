@@ -49,7 +49,11 @@ from .backends._base import EnvRunnerHandle as EnvRunnerHandle
 from .backends._inline import InlineEnvRunner as InlineEnvRunner
 from .backends._process import ProcessEnvRunner as ProcessEnvRunner
 from .backends._wire import RemoteError as RemoteError, RemoteTraceback as RemoteTraceback
-from .config import AlgorithmConfig as AlgorithmConfig, PolicySpec as PolicySpec
+from .config import (
+    AlgorithmConfig as AlgorithmConfig,
+    DefaultModelConfig as DefaultModelConfig,
+    PolicySpec as PolicySpec,
+)
 from .env_runner import (
     EnvRunner as EnvRunner,
     EnvRunnerMetrics as EnvRunnerMetrics,
@@ -58,8 +62,11 @@ from .env_runner import (
 )
 from .envs import (
     EnvContext as EnvContext,
+    FlattenObservations as FlattenObservations,
     MultiAgentCartPole as MultiAgentCartPole,
     MultiAgentEnv as MultiAgentEnv,
+    ObservationPreprocessor as ObservationPreprocessor,
+    SingleAgentObservationPreprocessor as SingleAgentObservationPreprocessor,
     TaskSettableEnv as TaskSettableEnv,
     make_multi_agent as make_multi_agent,
     register_env as register_env,
@@ -84,6 +91,7 @@ __all__ = (
     "DQNConfig",
     "DQNLearner",
     "DQNModule",
+    "DefaultModelConfig",
     "EnvContext",
     "EnvRunner",
     "EnvRunnerGroup",
@@ -91,6 +99,7 @@ __all__ = (
     "EnvRunnerMetrics",
     "Episode",
     "EpsilonGreedy",
+    "FlattenObservations",
     "InlineEnvRunner",
     "JsonLogger",
     "Learner",
@@ -102,6 +111,7 @@ __all__ = (
     "MultiAgentModule",
     "MultiLearner",
     "MultiRLModule",
+    "ObservationPreprocessor",
     "PPOConfig",
     "PPOLearner",
     "PPOModule",
@@ -116,6 +126,7 @@ __all__ = (
     "SampleRequest",
     "SampleSummary",
     "SingleAgentEpisode",
+    "SingleAgentObservationPreprocessor",
     "SoftQ",
     "StochasticSampling",
     "TaskSettableEnv",

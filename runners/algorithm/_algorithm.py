@@ -198,7 +198,8 @@ class Algorithm(TuneTrainable):
 
     def learner_settings(self) -> LearnerSettings:
         """Return the learner settings every algorithm shares: ``lr``, ``gamma``,
-        ``model_hiddens`` and ``seed`` (a fresh random one when the config sets none)."""
+        ``model_hiddens``, ``model_activation`` and ``seed`` (a fresh random one when the
+        config sets none)."""
         return learner_settings(self.config)
 
     async def update_learner(

@@ -13,6 +13,7 @@ import numpy as np
 from hookbus.events import LearnerUpdateEnd, LearnerUpdateStart
 from hookbus.kernel import Publisher
 
+from ..config import effective_model_config
 from ..env_runner import EnvRunner, MultiAgentEnvRunner
 from ._learner import AnyLearner, Learner, MultiLearner
 
@@ -33,17 +34,21 @@ class LearnerSettings(TypedDict):
     lr: float
     gamma: float
     model_hiddens: tuple[int, ...]
+    model_activation: str
     seed: int
 
 
 def learner_settings(config: AlgorithmConfig[Any]) -> LearnerSettings:
-    """Return ``config``'s ``lr``, ``gamma``, ``model_hiddens`` and ``seed`` (a fresh random
-    one when the config sets none)."""
+    """Return ``config``'s ``lr``, ``gamma``, the model's hidden layers and activation
+    (``rl_module(model_config=...)`` over ``training(model=...)``) and ``seed`` (a fresh
+    random one when the config sets none)."""
     seed = config.seed if config.seed is not None else int(np.random.default_rng().integers(2**31))
+    model = effective_model_config(config.model, config.model_config)
     return {
         "lr": config.lr,
         "gamma": config.gamma,
-        "model_hiddens": tuple(config.model["fcnet_hiddens"]),
+        "model_hiddens": model.fcnet_hiddens,
+        "model_activation": model.fcnet_activation,
         "seed": seed,
     }
 
@@ -68,7 +73,8 @@ def make_learner(
             learner: AnyLearner = learner_class(config, runner.spaces)
             return learner
         return build_multi_agent(runner.spaces)
-    obs_space, act_space = runner.env.single_observation_space, runner.env.single_action_space
+    # The module's observation space: a non-Box env's reaches it flattened (envs/_connectors).
+    obs_space, act_space = runner.module_observation_space, runner.env.single_action_space
     if learner_class is not None:
         learner = learner_class(config, obs_space, act_space)
         return learner

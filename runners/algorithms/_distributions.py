@@ -7,6 +7,7 @@ gradient of that loss with respect to the head's outputs.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +17,16 @@ from numpy.typing import NDArray
 
 from ._nn import Array, SpaceLike
 
-__all__ = ("Categorical", "DiagGaussian", "DistGrad", "make_distribution")
+__all__ = (
+    "SUPPORTED_ACTION_SPACES",
+    "Categorical",
+    "DiagGaussian",
+    "DistGrad",
+    "MultiCategorical",
+    "make_distribution",
+)
+
+SUPPORTED_ACTION_SPACES = "Discrete, MultiDiscrete and one-dimensional Box"
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -77,6 +87,57 @@ class Categorical:
         return logp_all[rows, idx], entropy, kl, grad
 
 
+class MultiCategorical:
+    """Sample MultiDiscrete(nvec, start) actions [B, k] from k blocks of logits [B, sum(nvec)].
+
+    Components are independent (RLlib's ``TorchMultiCategorical``): log-probabilities,
+    entropies and KLs are the sums of the components' Categorical ones.
+    """
+
+    def __init__(self, nvec: NDArray[Any], starts: NDArray[Any]) -> None:
+        sizes = [int(n) for n in np.ravel(nvec)]
+        self.parts = [Categorical(n, int(s)) for n, s in zip(sizes, np.ravel(starts), strict=True)]
+        bounds = np.cumsum([0, *sizes])
+        self.slices = [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
+        self.n_inputs = int(bounds[-1])
+
+    def sample(self, logits: Array, rng: np.random.Generator) -> NDArray[np.int64]:
+        cols = [p.sample(logits[:, sl], rng) for p, sl in zip(self.parts, self.slices, strict=True)]
+        return np.stack(cols, axis=1)
+
+    def greedy(self, logits: Array) -> NDArray[np.int64]:
+        cols = [p.greedy(logits[:, sl]) for p, sl in zip(self.parts, self.slices, strict=True)]
+        return np.stack(cols, axis=1)
+
+    def logp(self, logits: Array, actions: NDArray[Any]) -> Array:
+        acts = np.asarray(actions).reshape(len(logits), -1)
+        return sum(  # type: ignore[return-value]
+            p.logp(logits[:, sl], acts[:, j])
+            for j, (p, sl) in enumerate(zip(self.parts, self.slices, strict=True))
+        )
+
+    def terms(
+        self, logits: Array, actions: NDArray[Any], old_logits: Array
+    ) -> tuple[Array, Array, Array, DistGrad]:
+        """Return the summed logp, entropy and KL and their backprop to every block."""
+        acts = np.asarray(actions).reshape(len(logits), -1)
+        parts = [
+            p.terms(logits[:, sl], acts[:, j], old_logits[:, sl])
+            for j, (p, sl) in enumerate(zip(self.parts, self.slices, strict=True))
+        ]
+        logp = sum(t[0] for t in parts)
+        entropy = sum(t[1] for t in parts)
+        kl = sum(t[2] for t in parts)
+
+        def grad(d_logp: Array, d_entropy: float, d_kl: float) -> Array:
+            g = np.empty_like(logits)
+            for (_, _, _, part_grad), sl in zip(parts, self.slices, strict=True):
+                g[:, sl] = part_grad(d_logp, d_entropy, d_kl)
+            return g
+
+        return logp, entropy, kl, grad  # type: ignore[return-value]
+
+
 class DiagGaussian:
     """Sample Box(d) actions from [mean, log_std] [B, 2d] (RLlib's default, free_log_std off).
 
@@ -125,14 +186,19 @@ class DiagGaussian:
         return logp, entropy, kl, grad
 
 
-def make_distribution(action_space: SpaceLike) -> Categorical | DiagGaussian:
+def make_distribution(action_space: SpaceLike) -> Categorical | MultiCategorical | DiagGaussian:
+    """Return the distribution of a Discrete, MultiDiscrete or one-dimensional Box space."""
     n = getattr(action_space, "n", None)
     if n is not None and np.ndim(n) == 0:
         return Categorical(int(n), int(getattr(action_space, "start", 0)))
+    nvec = getattr(action_space, "nvec", None)
+    if nvec is not None:
+        starts = getattr(action_space, "start", np.zeros_like(nvec))
+        return MultiCategorical(np.asarray(nvec), np.asarray(starts))
     shape = getattr(action_space, "shape", None)
     if n is None and hasattr(action_space, "low") and shape is not None and len(shape) == 1:
         return DiagGaussian(int(shape[0]))
     raise ValueError(
-        f"unsupported action space {action_space!r}: PPOModule supports Discrete (an int `.n`) "
-        "and one-dimensional Box spaces"
+        f"unsupported action space {action_space!r}: PPO supports {SUPPORTED_ACTION_SPACES} "
+        "action spaces"
     )

@@ -14,7 +14,7 @@ the tests check against finite differences; both draw the same initial weights f
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -65,12 +65,25 @@ class MLP:
         hidden_gain: float = math.sqrt(2.0),
         output_gain: float = 1.0,
         dtype: type[np.floating[Any]] = np.float32,
+        activation: str = "tanh",
+        activate_output: bool = False,
     ) -> None:
-        """Initialise orthogonal weights and zero biases for layer ``sizes`` (in, ..., out)."""
+        """Initialise orthogonal weights and zero biases for layer ``sizes`` (in, ..., out).
+
+        ``activation`` ("tanh", "relu" or "linear") follows every hidden layer, and the
+        output layer too with ``activate_output`` (a shared trunk's last layer).
+        """
         if len(sizes) < 2 or any(s < 1 for s in sizes):
             raise ValueError(f"sizes must be >= 2 positive layer widths, got {list(sizes)!r}")
+        if activation not in _ACTIVATIONS:
+            raise ValueError(
+                f"activation {activation!r} is not one of {', '.join(map(repr, _ACTIVATIONS))}"
+            )
         self.sizes = tuple(int(s) for s in sizes)
         self.prefix = prefix
+        self.activation = activation
+        self.activate_output = activate_output
+        self._act, self._d_act = _ACTIVATIONS[activation]
         self.params: Params = {}
         n_layers = len(self.sizes) - 1
         for i in range(n_layers):
@@ -84,37 +97,87 @@ class MLP:
 
     def __call__(self, x: Array) -> Array:
         """Return the output for a batch ``x`` [B, in] (inference: nothing kept for backprop)."""
-        # The sampling hot path: in-place bias and tanh save an allocation per layer.
+        # The sampling hot path: in-place bias and activation save an allocation per layer
+        # (for tanh, ``act`` is the ufunc np.tanh itself).
+        act = self._act
         for w, b in self._layers[:-1]:
             x = x @ w
             x += b
-            np.tanh(x, out=x)
+            act(x, out=x)
         w, b = self._layers[-1]
         out = x @ w
         out += b
+        if self.activate_output:
+            act(out, out=out)
         return out
 
     def forward(self, x: Array) -> tuple[Array, list[Array]]:
-        """Return the output and the layer inputs (``x`` then each hidden activation)."""
+        """Return the output and the layer inputs (``x`` then each hidden activation);
+        with ``activate_output``, the output is appended to the inputs too."""
         inputs = [x]
         *hidden, (w_out, b_out) = self._layers
+        act = self._act
         for w, b in hidden:
-            x = np.tanh(x @ w + b)
+            x = x @ w + b
+            act(x, out=x)
             inputs.append(x)
-        return x @ w_out + b_out, inputs
+        out = x @ w_out + b_out
+        if self.activate_output:
+            act(out, out=out)
+            inputs.append(out)
+        return out, inputs
 
     def backward(self, inputs: Sequence[Array], grad_out: Array) -> Params:
         """Return the parameter gradients given the layer inputs and d(loss)/d(output)."""
+        return self.backward_with_input(inputs, grad_out, need_input=False)[0]
+
+    def backward_with_input(
+        self, inputs: Sequence[Array], grad_out: Array, *, need_input: bool = True
+    ) -> tuple[Params, Array | None]:
+        """Return the parameter gradients and d(loss)/d(input) (None unless ``need_input``)."""
         grads: Params = {}
         g = grad_out
-        for i in range(len(self._layers) - 1, -1, -1):
+        n_layers = len(self._layers)
+        if self.activate_output:
+            g = g * self._d_act(inputs[n_layers])
+        for i in range(n_layers - 1, -1, -1):
             a = inputs[i]
             grads[f"{self.prefix}w{i}"] = a.T @ g
             grads[f"{self.prefix}b{i}"] = g.sum(axis=0)
             if i > 0:
-                # d tanh(z) / dz = 1 - tanh(z)^2, and inputs[i] is that tanh(z).
-                g = (g @ self._layers[i][0].T) * (1.0 - a * a)
-        return grads
+                # The activation's derivative from its output: inputs[i] is act(z).
+                g = (g @ self._layers[i][0].T) * self._d_act(a)
+        g_in = g @ self._layers[0][0].T if need_input else None
+        return grads, g_in
+
+
+def _relu(x: Array, out: Array) -> Array:
+    return np.maximum(x, 0.0, out=out)
+
+
+def _linear(x: Array, out: Array) -> Array:
+    return out
+
+
+def _d_tanh(a: Array) -> Array:
+    return 1.0 - a * a  # d tanh(z) / dz = 1 - tanh(z)^2
+
+
+def _d_relu(a: Array) -> Array:
+    return (a > 0).astype(a.dtype)
+
+
+def _d_linear(a: Array) -> Array:
+    return np.ones_like(a)
+
+
+# Each activation: (in place, its derivative given its output). Module-level functions, so
+# that a module pickles (worker processes get theirs by pickle).
+_ACTIVATIONS: dict[str, tuple[Callable[..., Any], Callable[[Array], Array]]] = {
+    "tanh": (np.tanh, _d_tanh),
+    "relu": (_relu, _d_relu),
+    "linear": (_linear, _d_linear),
+}
 
 
 class SpaceLike(Protocol):
@@ -126,12 +189,19 @@ class SpaceLike(Protocol):
 
 
 def input_size(observation_space: SpaceLike) -> int:
-    """Return how many inputs an MLP takes for one (flattened) observation of the space."""
+    """Return how many inputs an MLP takes for one observation of a Box space.
+
+    Other spaces reach a module flattened (the EnvRunner's env-to-module pipeline,
+    ``runners/envs/_connectors.py``); a module built on its own, or in a multi-agent run,
+    takes Box spaces only.
+    """
     shape = getattr(observation_space, "shape", None)
-    if not shape:
+    discrete = any(getattr(observation_space, a, None) is not None for a in ("n", "nvec"))
+    if not shape or discrete:
         raise ValueError(
-            f"unsupported observation space {observation_space!r}: "
-            "expected a Box with a non-empty shape"
+            f"unsupported observation space {observation_space!r}: a module takes a Box with "
+            "a non-empty shape; single-agent runs flatten Discrete, MultiDiscrete, Dict and "
+            "Tuple observations into one before the module sees them"
         )
     return math.prod(shape)
 

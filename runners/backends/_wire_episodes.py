@@ -71,7 +71,7 @@ def episode_to_wire(
         id=episode.id_,
         env_index=episode.env_index,
         t_started=episode.t_started,
-        observations=np.asarray(episode.observations),
+        observations=_observations(episode.observations),
         actions=np.asarray(episode.actions),
         rewards=np.asarray(episode.rewards, dtype=np.float64),
         infos=episode.infos,
@@ -80,6 +80,14 @@ def episode_to_wire(
         agent_id=episode.agent_id,
         module_id=episode.module_id,
     )
+
+
+def _observations(observations: list[Any]) -> Any:
+    # One array for array-like observations (Box, Discrete, ...); Dict and Tuple ones cross
+    # as a list of their dicts and tuples (their arrays encoded one by one).
+    if observations and isinstance(observations[0], dict | tuple):
+        return observations
+    return np.asarray(observations)
 
 
 @overload

@@ -17,6 +17,11 @@ from ._checks import (
     optional as optional,
 )
 from ._config import AlgorithmConfig as AlgorithmConfig
+from ._model import (
+    MODEL_KEYS as MODEL_KEYS,
+    DefaultModelConfig as DefaultModelConfig,
+    effective_model_config as effective_model_config,
+)
 from ._multi_agent import (
     DEFAULT_MODULE_ID as DEFAULT_MODULE_ID,
     PolicySpec as PolicySpec,
@@ -41,9 +46,11 @@ from ._table import settings_markdown as settings_markdown, settings_rows as set
 
 __all__ = (
     "DEFAULT_MODULE_ID",
+    "MODEL_KEYS",
     "NOT_SET",
     "AlgorithmConfig",
     "Check",
+    "DefaultModelConfig",
     "EnvRunnersSettings",
     "EvaluationSettings",
     "PolicySpec",
@@ -55,6 +62,7 @@ __all__ = (
     "TrainingSettings",
     "boolean",
     "check_values",
+    "effective_model_config",
     "finite",
     "finite_above",
     "finite_at_least",

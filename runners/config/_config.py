@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
+import cloudpickle  # type: ignore[import-untyped]
 import msgspec
 
 from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
@@ -310,6 +311,11 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
                 "'VECTOR_ENTRY_POINT' env has none to reach (it is one vector object); use "
                 "'SYNC' or 'ASYNC', or set tasks on the vector env with foreach_env"
             )
+        if self.env_to_module_connector is not None and self.is_multi_agent:
+            raise ConfigError(
+                "env_to_module_connector is for single-agent envs in hookbus; a multi-agent "
+                "run's modules take Box observations (docs/environments.md); allowed: None"
+            )
         if self.evaluation_config:  # check the overrides' names and values now, not mid-run
             evaluation = self.get_evaluation_config_object()
             evaluation.evaluation_config = None
@@ -364,6 +370,8 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         objects: dict[str, dict[str, Any]] = {}
         for info in self.setting_infos():
             value = getattr(values[info.section], info.name)
+            if info.by_value and value is not None:
+                value = _ByValue(value)  # unpickles as the value itself
             target = objects if info.holds_objects else data
             target.setdefault(info.section, {})[info.name] = value
         state["_data"] = msgspec.msgpack.encode(data)
@@ -381,6 +389,20 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
             )
             for name, struct in self.sections.items()
         }
+
+
+class _ByValue:
+    """Pickle a setting's code by value (cloudpickle, a gymnasium dependency): a lambda
+    given to ``env_to_module_connector`` crosses to worker processes as RLlib's does to its
+    actors. Unpickling gives back the value itself, not this wrapper."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        return cloudpickle.loads, (cloudpickle.dumps(self.value),)
 
 
 def _override_hint(name: str, allowed: list[str]) -> str:

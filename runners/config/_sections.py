@@ -31,6 +31,7 @@ from ._settings import (
     FaultToleranceSettings,
     MultiAgentSettings,
     ReportingSettings,
+    RLModuleSettings,
     SettingInfo,
     Settings,
     TrainingSettings,
@@ -120,6 +121,7 @@ class ConfigSections:
     environment = section(EnvironmentSettings)
     env_runners = section(EnvRunnersSettings)
     training = section(TrainingSettings)
+    rl_module = section(RLModuleSettings)
     debugging = section(DebuggingSettings)
     evaluation = section(EvaluationSettings)
     fault_tolerance = section(FaultToleranceSettings)

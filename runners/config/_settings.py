@@ -38,6 +38,7 @@ from ._checks import (
     one_of,
     optional,
 )
+from ._model import MODEL_KEYS, DefaultModelConfig
 
 __all__ = (
     "NOT_SET",
@@ -47,6 +48,7 @@ __all__ = (
     "EvaluationSettings",
     "FaultToleranceSettings",
     "MultiAgentSettings",
+    "RLModuleSettings",
     "ReportingSettings",
     "Setting",
     "SettingInfo",
@@ -69,13 +71,16 @@ NOT_SET: Any = _NotSet()
 class Setting:
     """A setting's declaration beside its type: ``Annotated[float, Setting(doc, check)]``."""
 
-    __slots__ = ("check", "doc")
+    __slots__ = ("by_value", "check", "doc")
 
-    def __init__(self, doc: str, check: Any = None) -> None:
+    def __init__(self, doc: str, check: Any = None, *, by_value: bool = False) -> None:
         self.doc = doc
         """One line for the settings table and the builder method's docstring."""
         self.check = check
         """``check(name, value)`` raising ConfigError (a ``Check``), or None: any value."""
+        self.by_value = by_value
+        """Code that crosses to workers by value (cloudpickle), lambdas included: for
+        settings RLlib's examples fill with a lambda (``env_to_module_connector``)."""
 
 
 class Settings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -99,6 +104,7 @@ class SettingInfo(NamedTuple):
     default: Any
     doc: str
     check: Any
+    by_value: bool = False
 
     @property
     def holds_code(self) -> bool:
@@ -134,7 +140,13 @@ def setting_infos(section: str, struct: type[Settings]) -> Iterator[SettingInfo]
         if get_origin(hint) is Annotated:
             hint = get_args(hint)[0]
         yield SettingInfo(
-            section, name, hint, getattr(defaults, name), declared.doc, declared.check
+            section,
+            name,
+            hint,
+            getattr(defaults, name),
+            declared.doc,
+            declared.check,
+            declared.by_value,
         )
 
 
@@ -178,12 +190,11 @@ def _env(name: str, value: object) -> None:
     check_env(value)
 
 
-def _hiddens(name: str, value: object) -> None:
-    hiddens = value.get("fcnet_hiddens") if isinstance(value, dict) else None
-    if not hiddens or not all(isinstance(h, int) and h >= 1 for h in hiddens):
-        raise ConfigError(
-            f"model['fcnet_hiddens'] must be a non-empty list of positive ints, got {value!r}"
-        )
+def _model(name: str, value: object) -> None:
+    if not isinstance(value, dict):
+        also = " or a DefaultModelConfig" if name == "model_config" else ""
+        raise ConfigError(f"{name} must be a dict of model settings{also}, got {value!r}")
+    DefaultModelConfig.from_dict(value, name=name)
 
 
 def _exploration(name: str, value: object) -> None:
@@ -201,7 +212,7 @@ _vectorize_check = Rule(
 )
 _env_check = Rule("a registered gymnasium id, an Env subclass or a creator", _env)
 _backend_check = Rule("a backend name, its extra installed", lambda _, v: check_backend(v))
-_hiddens_check = Rule("a dict whose 'fcnet_hiddens' lists positive ints", _hiddens)
+_model_check = Rule(f"a dict of {', '.join(MODEL_KEYS)}", _model)
 _exploration_check = Rule("None, or a known exploration 'type' and its settings", _exploration)
 
 
@@ -302,6 +313,15 @@ class EnvRunnersSettings(Settings, frozen=True):
     num_cpus_per_env_runner: Annotated[
         float, Setting("CPUs each Ray actor reserves", number_at_least(0))
     ] = 1
+    env_to_module_connector: Annotated[
+        Any,
+        Setting(
+            "fn(env) -> FlattenObservations(), your ObservationPreprocessor, a list of them "
+            "or None (None: flatten what is not a Box)",
+            optional(is_callable, "a callable fn(env) or None"),
+            by_value=True,
+        ),
+    ] = None
 
 
 class TrainingSettings(Settings, frozen=True):
@@ -313,9 +333,31 @@ class TrainingSettings(Settings, frozen=True):
         int, Setting("env steps sampled per training iteration", int_check(1))
     ] = 4000
     model: Annotated[
-        dict[str, Any], Setting("the MLP: {'fcnet_hiddens': [sizes]}", _hiddens_check)
+        dict[str, Any],
+        Setting("the MLP, RLlib's old dict form: {'fcnet_hiddens': [sizes], ...}", _model_check),
     ] = msgspec.field(default_factory=lambda: {"fcnet_hiddens": [64, 64]})
     learner_class: Annotated[Any, Setting("your own learner class (None: the algorithm's)")] = None
+
+
+class RLModuleSettings(Settings, frozen=True):
+    """``config.rl_module(...)``: the default module's shape (RLlib's ``model_config``)."""
+
+    @classmethod
+    def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
+        """Keep a ``DefaultModelConfig`` as its dict form (data: files and workers take it)."""
+        value = given.get("model_config")
+        if isinstance(value, DefaultModelConfig):
+            given["model_config"] = value.to_dict()
+        return given
+
+    model_config: Annotated[
+        dict[str, Any],
+        Setting(
+            "DefaultModelConfig(...) or its dict: fcnet_hiddens, fcnet_activation, "
+            "vf_share_layers (over training(model=...)'s)",
+            _model_check,
+        ),
+    ] = {}
 
 
 class DebuggingSettings(Settings, frozen=True):

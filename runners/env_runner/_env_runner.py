@@ -11,7 +11,7 @@ from hookbus.events import SampleEnd
 from hookbus.kernel import Bus, Control, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
-from ..envs import EnvContext, env_name, foreach_sub_env
+from ..envs import EnvContext, EnvToModule, env_name, foreach_sub_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest, SampleSummary
 from ._steps import Sampling, Steps, StepsFactory, VectorEnvSteps
@@ -223,11 +223,35 @@ class EnvRunner:
         runner's current timestep.
         """
         explore = self.config.explore if explore is None else explore
-        batch = np.asarray(observation)[None]
+        batch = self.module_observations([observation])
         actions = self._steps.exploration.get_actions(
             self.module, batch, self._rng, self._sampling.timestep, explore
         )
         return np.asarray(actions)[0]
+
+    @property
+    def module_observation_space(self) -> Any:
+        """The observation space the module takes: the env-to-module pipeline's output
+        (a flat Box), or the env's own when it needs no pipeline."""
+        to_module = self._to_module
+        return (
+            self.env.single_observation_space if to_module is None else to_module.observation_space
+        )
+
+    def module_observations(self, observations: Any, episode: Any = None) -> Any:
+        """Return ``observations`` (a sequence, e.g. an episode's) as the module takes them:
+        through the env-to-module pipeline, stacked into one array."""
+        to_module = self._to_module
+        return (
+            np.asarray(observations)
+            if to_module is None
+            else to_module.stack(observations, episode)
+        )
+
+    @property
+    def _to_module(self) -> EnvToModule | None:
+        steps = self._steps
+        return steps.to_module if isinstance(steps, VectorEnvSteps) else None
 
     def take_control(self) -> Control | None:
         """Return what ``on_sample_end`` / ``on_episode_*`` handlers asked for since last time.

@@ -25,7 +25,7 @@ from hookbus.events import AgentData, EpisodeStep
 from hookbus.kernel import Control, Dispatcher, Episode, Publisher
 
 from .._exploration import make_exploration
-from ..envs import AT_NEXT_STEP, WHEN_DONE, EnvContext, make_vector_env
+from ..envs import AT_NEXT_STEP, WHEN_DONE, EnvContext, env_to_module_pipeline, make_vector_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest
 
@@ -229,7 +229,16 @@ class VectorEnvSteps:
     early begins its successor as the mode allows (``end_early``).
     """
 
-    __slots__ = ("_fresh", "draining", "env", "exploration", "obs", "resetting")
+    __slots__ = (
+        "_fresh",
+        "draining",
+        "env",
+        "exploration",
+        "obs",
+        "resetting",
+        "rows_of",
+        "to_module",
+    )
 
     def __init__(
         self, config: AlgorithmConfig[Any], env_context: EnvContext, *, seed: int | None
@@ -251,8 +260,12 @@ class VectorEnvSteps:
         unrecorded, its next episode starting after its end (``WHEN_DONE``)."""
         self._fresh: dict[int, tuple[Any, dict[str, Any]]] = {}
         """Sub-envs reset alone this vector step: their first observation and info."""
+        self.to_module = env_to_module_pipeline(config.env_to_module_connector, self.env)
+        """The env-to-module pipeline; None (a Box env, no connector) costs nothing."""
+        self.rows_of: Any = list if self.to_module is None else self.to_module.rows_of
+        """How a vector step's batched observations become one per sub-env."""
         self.obs: Any = None
-        """The last observations: what the module acts on next."""
+        """The last observations as the module takes them: what it acts on next."""
 
     async def reset(self, lifecycle: EpisodeLifecycle, count: int, seed: int | None) -> list[Any]:
         """Create the episodes (before the reset, as RLlib), reset every sub-env, start them."""
@@ -260,11 +273,14 @@ class VectorEnvSteps:
         self.resetting = [False] * self.env.num_envs
         self.draining = [False] * self.env.num_envs
         self._fresh.clear()
-        self.obs, infos = self.env.reset(seed=seed)
+        obs, infos = self.env.reset(seed=seed)
+        rows = self.rows_of(obs)
         for i, episode in enumerate(started):
-            episode.add_reset(self.obs[i], sub_info(infos, i) if infos else {})
+            episode.add_reset(rows[i], sub_info(infos, i) if infos else {})
             await lifecycle.started(episode)
-        return started + [None] * (self.env.num_envs - count)
+        episodes = started + [None] * (self.env.num_envs - count)
+        self.obs = obs if self.to_module is None else self.to_module(obs, episodes)
+        return episodes
 
     def _act(self, sampling: Sampling) -> Any:
         """Return every sub-env's action (idle sub-envs too: they step with the others)."""
@@ -282,7 +298,12 @@ class VectorEnvSteps:
         # element is not). Events are built only for hooks with subscribers. Exact sampling
         # costs training one cheap test per sub-env step.
         env, episodes, resetting, done = self.env, sampling.episodes, self.resetting, sampling.done
-        on_step, exact = sampling.on_step, sampling.exact
+        on_step, exact, rows_of, to_module = (
+            sampling.on_step,
+            sampling.exact,
+            self.rows_of,
+            self.to_module,
+        )
         steps, timestep_before = 0, sampling.timestep
         while steps < sampling.max_steps and len(done) < sampling.max_episodes:
             actions = self._act(sampling)
@@ -291,7 +312,7 @@ class VectorEnvSteps:
             reward_list = rewards.tolist()
             term_list = terminateds.tolist()
             trunc_list = truncateds.tolist()
-            rows = list(obs)
+            rows = rows_of(obs)
             for i in range(len(rows)):
                 episode = episodes[i]
                 if episode is None:  # an idle sub-env (exact sampling)
@@ -322,7 +343,8 @@ class VectorEnvSteps:
                     await sampling.end(i, episode, early)
             if self._fresh:  # sub-envs reset alone (ASYNC): act on their new observations
                 obs = self._with_fresh_rows(obs)
-            self.obs = obs
+            # A Box env without connector hands the module the env's arrays as they are.
+            self.obs = obs if to_module is None else to_module(obs, episodes)
             sampling.timestep = timestep_before + steps
         return steps
 
@@ -335,7 +357,7 @@ class VectorEnvSteps:
             self.draining[i] = True
         elif how != AT_NEXT_STEP:
             obs, infos = how
-            self._fresh[i] = (obs[i], sub_info(infos, i) if infos else {})
+            self._fresh[i] = (self.rows_of(obs)[i], sub_info(infos, i) if infos else {})
 
     async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> Any:
         """Create sub-env ``i``'s next episode; it starts with the sub-env's next step, or
@@ -352,11 +374,24 @@ class VectorEnvSteps:
     def _with_fresh_rows(self, obs: Any) -> Any:
         """Return ``obs`` with the rows of the sub-envs reset alone replaced (a copy: the
         episodes keep views of the old rows)."""
-        obs = np.array(obs, copy=True)
-        for i, (row, _) in self._fresh.items():
-            obs[i] = row
+        rows = {i: row for i, (row, _) in self._fresh.items()}
         self._fresh.clear()
-        return obs
+        return with_rows(obs, rows)
+
+
+def with_rows(batch: Any, rows: dict[int, Any]) -> Any:
+    """Return a copy of a batched observation (an array, or a dict or tuple of them, as a
+    Dict or Tuple space batches) with row ``i`` replaced by ``rows[i]``."""
+    if isinstance(batch, dict):
+        return {k: with_rows(v, {i: row[k] for i, row in rows.items()}) for k, v in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(
+            with_rows(v, {i: row[j] for i, row in rows.items()}) for j, v in enumerate(batch)
+        )
+    batch = np.array(batch, copy=True)
+    for i, row in rows.items():
+        batch[i] = row
+    return batch
 
 
 def sub_info(infos: dict[str, Any], i: int) -> dict[str, Any]:

@@ -1,5 +1,13 @@
-"""What users hand in as environments: making (vector) envs, their context, multi-agent envs."""
+"""What users hand in as environments: making (vector) envs, their context, multi-agent envs,
+their spaces and the env-to-module pipeline."""
 
+from ._connectors import (
+    EnvToModule as EnvToModule,
+    FlattenObservations as FlattenObservations,
+    ObservationPreprocessor as ObservationPreprocessor,
+    SingleAgentObservationPreprocessor as SingleAgentObservationPreprocessor,
+    env_to_module_pipeline as env_to_module_pipeline,
+)
 from ._env import (
     EnvContext as EnvContext,
     TaskSettableEnv as TaskSettableEnv,
@@ -22,6 +30,11 @@ from ._registry import (
     registered_env_names as registered_env_names,
     resolve_registered_env as resolve_registered_env,
 )
+from ._spaces import (
+    SUPPORTED_OBSERVATION_SPACES as SUPPORTED_OBSERVATION_SPACES,
+    Flattener as Flattener,
+    check_observation_space as check_observation_space,
+)
 from ._vectorize import (
     AT_NEXT_STEP as AT_NEXT_STEP,
     VECTORIZE_MODES as VECTORIZE_MODES,
@@ -33,16 +46,24 @@ from ._vectorize import (
 
 __all__ = (
     "AT_NEXT_STEP",
+    "SUPPORTED_OBSERVATION_SPACES",
     "VECTORIZE_MODES",
     "WHEN_DONE",
     "EnvContext",
+    "EnvToModule",
+    "FlattenObservations",
+    "Flattener",
     "MultiAgentCartPole",
     "MultiAgentEnv",
+    "ObservationPreprocessor",
     "RegisteredEnv",
+    "SingleAgentObservationPreprocessor",
     "TaskSettableEnv",
     "check_env",
+    "check_observation_space",
     "env_maker",
     "env_name",
+    "env_to_module_pipeline",
     "foreach_sub_env",
     "is_env_failure",
     "lookup_registered_env",

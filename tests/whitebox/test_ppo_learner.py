@@ -111,6 +111,22 @@ def test_adam_minimises_a_quadratic() -> None:
             {"entropy_coeff": 0.3, "use_kl_loss": True, "kl_coeff": 0.7, "vf_clip_param": 0.5},
             id="box-all-terms-vf-clipped",
         ),
+        pytest.param(
+            gym.spaces.MultiDiscrete([2, 3]),
+            {"entropy_coeff": 0.3, "use_kl_loss": True, "kl_coeff": 0.7},
+            id="multi-discrete-all-terms",
+        ),
+        pytest.param(
+            gym.spaces.Discrete(3),
+            {"entropy_coeff": 0.3, "vf_share_layers": True},
+            id="shared-trunk",
+        ),
+        pytest.param(
+            gym.spaces.Box(-1.0, 1.0, (2,)),
+            {"vf_share_layers": True, "model_activation": "relu"},
+            id="shared-relu-trunk-box",
+        ),
+        pytest.param(gym.spaces.Discrete(3), {"model_activation": "linear"}, id="linear-separate"),
     ],
 )
 def test_ppo_loss_gradients_match_finite_differences(
@@ -371,10 +387,12 @@ def test_bad_settings_raise(settings: dict[str, Any], match: str) -> None:
 
 @pytest.mark.parametrize(
     "action_space",
-    [gym.spaces.MultiDiscrete([2, 3]), gym.spaces.Box(-1.0, 1.0, (2, 2)), gym.spaces.Tuple(())],
+    [gym.spaces.Box(-1.0, 1.0, (2, 2)), gym.spaces.Tuple(())],
 )
 def test_unsupported_action_space_raises(action_space: Any) -> None:
-    with pytest.raises(ValueError, match=r"unsupported action space .*Discrete .* Box"):
+    with pytest.raises(
+        ValueError, match=r"unsupported action space .*Discrete, MultiDiscrete and .* Box"
+    ):
         PPOLearner(OBS_SPACE, action_space)
 
 

@@ -122,11 +122,13 @@ class DQN(Algorithm):
         """Build the DQNLearner from the config's training settings."""
         settings = {name: getattr(self.config, name) for name in _LEARNER_SETTINGS}
         try:
-            return DQNLearner(
+            learner = DQNLearner(
                 observation_space, action_space, **self.learner_settings(), **settings
             )
         except ValueError as exc:
             raise ConfigError(f"bad DQN setting: {exc}") from exc
+        self._transitions.observations = self.env_runner.module_observations
+        return learner
 
     async def training_step(self) -> None:
         """Sample rounds into the buffer, train on replayed batches, update the target."""

@@ -78,6 +78,7 @@ class DQNModule:
         action_space: SpaceLike,
         *,
         model_hiddens: Sequence[int] = (64, 64),
+        model_activation: str = "tanh",
         dueling: bool = True,
         rng: np.random.Generator | int = 0,
         dtype: type[np.floating[Any]] = np.float32,
@@ -87,7 +88,8 @@ class DQNModule:
         n = getattr(action_space, "n", None)
         if n is None or np.ndim(n) != 0:
             raise ValueError(
-                f"DQN needs a Discrete action space (an int `.n`), got {action_space!r}"
+                f"DQN needs a Discrete action space (an int `.n`), got {action_space!r}; "
+                "MultiDiscrete and Box action spaces train with PPO"
             )
         hiddens = hidden_sizes(model_hiddens)
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -99,7 +101,9 @@ class DQNModule:
         self._inv_n = self.dtype.type(1.0 / self.num_actions)
         sizes = [self.obs_dim, *hiddens]
         sizes.append(self.num_actions + 1 if self.dueling else self.num_actions)
-        self.q = MLP(sizes, gen, prefix="q.", output_gain=1.0, dtype=dtype)
+        self.q = MLP(
+            sizes, gen, prefix="q.", output_gain=1.0, dtype=dtype, activation=model_activation
+        )
         self.params: Params = self.q.params
 
     def _obs(self, obs: NDArray[Any]) -> Array:
@@ -182,6 +186,7 @@ class DQNLearner:
         grad_clip: float | None = 40.0,
         adam_epsilon: float = 1e-8,
         model_hiddens: Sequence[int] = (64, 64),
+        model_activation: str = "tanh",
         seed: int = 0,
         dtype: type[np.floating[Any]] = np.float32,
     ) -> None:
@@ -206,6 +211,7 @@ class DQNLearner:
         rng = np.random.default_rng(seed)
         kwargs: dict[str, Any] = {
             "model_hiddens": model_hiddens,
+            "model_activation": model_activation,
             "dueling": dueling,
             "dtype": dtype,
         }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,9 @@ class NStepTransitions:
         """Build rows spanning ``n_step`` steps, discounting rewards by ``gamma``."""
         self.n_step = n_step
         self.gamma = gamma
+        self.observations: Callable[[Any], NDArray[Any]] = np.asarray
+        """Turns an episode's observations into the module's (the runner's env-to-module
+        pipeline, set by the Algorithm): the buffer stores what the module takes."""
         # Episode id -> the observations, actions and rewards of its unfinished rows.
         self._pending: dict[str, tuple[list[Any], list[Any], list[float]]] = {}
 
@@ -63,7 +66,7 @@ class NStepTransitions:
                 self._pending[episode.id_] = (obs_list[emit:], actions[emit:], rewards[emit:])
             if emit == 0:
                 return None
-        obs = np.asarray(obs_list)
+        obs = self.observations(obs_list)
         r = np.asarray(rewards, dtype=np.float32)
         if n == 1:
             n_rewards, span = r, np.ones(t_len, dtype=np.int32)

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from numpy.typing import NDArray
 
 from hookbus.kernel import ConfigError, Episode, MultiAgentEpisode
 
 from ...algorithm import Algorithm, Learner, LearnerSettings, Spaces
-from ...config import DEFAULT_MODULE_ID, AlgorithmConfig, section, trains_module
+from ...config import (
+    DEFAULT_MODULE_ID,
+    AlgorithmConfig,
+    effective_model_config,
+    section,
+    trains_module,
+)
+from ...env_runner import MultiAgentEnvRunner
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
 from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
@@ -31,11 +39,17 @@ Chunks = Sequence[Episode | Trajectory]
 
 
 class EpisodePPOLearner(PPOLearner):
-    """A PPOLearner that takes the EnvRunners' episode chunks."""
+    """A PPOLearner that takes the EnvRunners' episode chunks.
+
+    Episodes hold the env's observations; ``observations`` turns an episode's into the
+    module's (the local runner's env-to-module pipeline, set by the Algorithm).
+    """
+
+    observations: Callable[[Any], NDArray[Any]] = staticmethod(np.asarray)
 
     def update(self, episodes: Chunks) -> dict[str, float]:
         """Turn episode chunks into trajectories and run one PPO update."""
-        return super().update(_trajectories(episodes))
+        return super().update(_trajectories(episodes, self.observations))
 
 
 class ModulePPOLearner(EpisodePPOLearner):
@@ -49,7 +63,7 @@ class ModulePPOLearner(EpisodePPOLearner):
         the whole batch as its one minibatch instead of raising. ``minibatch_size`` itself
         stays as set.
         """
-        trajectories = _trajectories(episodes)
+        trajectories = _trajectories(episodes, self.observations)
         rows = sum(len(tr.rewards) for tr in trajectories)
         full = self.minibatch_size
         self.minibatch_size = max(1, min(full, rows))
@@ -59,17 +73,19 @@ class ModulePPOLearner(EpisodePPOLearner):
             self.minibatch_size = full
 
 
-def _trajectories(episodes: Chunks) -> list[Trajectory]:
+def _trajectories(
+    episodes: Chunks, observations: Callable[[Any], NDArray[Any]]
+) -> list[Trajectory]:
     return [
-        ep if isinstance(ep, Trajectory) else _trajectory(ep)
+        ep if isinstance(ep, Trajectory) else _trajectory(ep, observations)
         for ep in episodes
         if isinstance(ep, Trajectory) or len(ep)
     ]
 
 
-def _trajectory(episode: Episode) -> Trajectory:
+def _trajectory(episode: Episode, observations: Callable[[Any], NDArray[Any]]) -> Trajectory:
     return Trajectory(
-        observations=np.asarray(episode.observations),
+        observations=observations(episode.observations),
         actions=np.asarray(episode.actions),
         rewards=np.asarray(episode.rewards, dtype=np.float64),
         terminated=episode.is_terminated,
@@ -120,11 +136,19 @@ class PPO(Algorithm):
         act_space: gym.Space[Any],
         common: LearnerSettings,
     ) -> EpisodePPOLearner:
-        settings = {name: getattr(self.config, name) for name in PPO_LEARNER_SETTINGS}
+        config = self.config
+        settings = {name: getattr(config, name) for name in PPO_LEARNER_SETTINGS}
+        model = effective_model_config(config.model, config.model_config)
         try:
-            return cls(obs_space, act_space, **common, **settings)
+            learner = cls(
+                obs_space, act_space, **common, **settings, vf_share_layers=model.vf_share_layers
+            )
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc
+        runner = self.env_runner
+        if not isinstance(runner, MultiAgentEnvRunner):
+            learner.observations = runner.module_observations
+        return learner
 
     async def training_step(self) -> None:
         """Sample a train batch, update the learner on it, send the new weights out."""

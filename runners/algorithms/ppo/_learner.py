@@ -80,6 +80,8 @@ class PPOLearner:
         minibatch_size: int = 128,
         grad_clip: float | None = None,
         model_hiddens: Sequence[int] = (64, 64),
+        model_activation: str = "tanh",
+        vf_share_layers: bool = False,
         seed: int = 0,
         dtype: type[np.floating[Any]] = np.float32,
     ) -> None:
@@ -122,7 +124,13 @@ class PPOLearner:
         self.curr_kl_coeff = kl_coeff
         self._rng = np.random.Generator(np.random.PCG64(seed))
         self.module = PPOModule(
-            observation_space, action_space, model_hiddens=model_hiddens, rng=self._rng, dtype=dtype
+            observation_space,
+            action_space,
+            model_hiddens=model_hiddens,
+            model_activation=model_activation,
+            vf_share_layers=vf_share_layers,
+            rng=self._rng,
+            dtype=dtype,
         )
         self._optimizer = Adam(self.module.params, lr=lr, grad_clip=grad_clip)
 
@@ -153,7 +161,7 @@ class PPOLearner:
         keep[np.cumsum([t + 1 for t in lengths]) - 1] = False
         obs = all_obs[keep]
         actions = np.concatenate([np.asarray(tr.actions) for tr in trajectories])
-        dist_inputs = m.pi(obs)
+        dist_inputs = m.action_dist_inputs(obs)
         advantages, targets = [], []
         start = 0
         for tr, t_len in zip(trajectories, lengths, strict=True):
@@ -184,9 +192,7 @@ class PPOLearner:
         """Return the total loss on ``batch``, its gradients for every parameter, and stats."""
         m = self.module
         n = len(batch)
-        pi_out, pi_inputs = m.pi.forward(batch.obs)
-        v_out, v_inputs = m.vf.forward(batch.obs)
-        values = v_out[:, 0]
+        pi_out, values, cache = m.forward_train(batch.obs)
         logp, entropy, kl, dist_grad = m.dist.terms(pi_out, batch.actions, batch.action_dist_inputs)
         adv = batch.advantages
         ratio = np.exp(logp - batch.action_logp)
@@ -207,10 +213,10 @@ class PPOLearner:
         # The min() passes the gradient of the raw term where it is the smaller one; where the
         # clipped term is smaller, the ratio is outside the clip range and its gradient is 0.
         d_logp = np.where(surr_raw <= surr_clipped, -surr_raw / n, 0.0)
-        grads = m.pi.backward(pi_inputs, dist_grad(d_logp, -self.entropy_coeff / n, kl_coeff / n))
+        d_pi = dist_grad(d_logp, -self.entropy_coeff / n, kl_coeff / n)
         # Clamping the squared error (RLlib's value clipping) zeroes its gradient past the clip.
         d_values = np.where(vf_unclipped <= self.vf_clip_param, 2.0 * err, 0.0)
-        grads.update(m.vf.backward(v_inputs, (self.vf_loss_coeff / n) * d_values[:, None]))
+        grads = m.backward_train(cache, d_pi, (self.vf_loss_coeff / n) * d_values)
         stats = {
             "policy_loss": policy_loss,
             "vf_loss": float(vf_clipped.mean()),

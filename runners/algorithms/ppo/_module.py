@@ -1,4 +1,4 @@
-"""PPO's module: separate policy and value networks in numpy."""
+"""PPO's module: policy and value networks in numpy, separate or on one shared trunk."""
 
 from __future__ import annotations
 
@@ -11,14 +11,21 @@ from numpy.typing import NDArray
 from .._distributions import make_distribution
 from .._nn import MLP, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
 
-__all__ = ("PPOModule",)
+__all__ = ("PPOModule", "TrainPass")
+
+TrainPass = tuple[Array, Array, Any]
+"""A training forward pass: the policy head's output, the values [B] and what backprop needs."""
 
 
 class PPOModule:
-    """Hold PPO's policy and value networks (separate, as RLlib's ``vf_share_layers=False``).
+    """Hold PPO's policy and value networks.
 
-    Observations are float arrays [B, *obs_shape]; Discrete actions are int64 [B], Box actions
-    floats [B, d]. Parameters are named ``pi.w0, pi.b0, ...`` and ``vf.w0, vf.b0, ...``.
+    With ``vf_share_layers=False`` (hookbus's default) they are two MLPs, parameters
+    ``pi.w0, pi.b0, ...`` and ``vf.w0, ...``. With ``True`` (RLlib's default) one trunk of
+    hidden layers (``encoder.w0, ...``) feeds a linear policy head (``pi.w0``) and a linear
+    value head (``vf.w0``), as RLlib's default encoder with empty ``head_fcnet_hiddens``.
+    Observations are float arrays [B, obs_dim] (or [B, *obs_shape]); Discrete actions are
+    int64 [B], MultiDiscrete int64 [B, k], Box actions floats [B, d].
     """
 
     def __init__(
@@ -27,10 +34,12 @@ class PPOModule:
         action_space: SpaceLike,
         *,
         model_hiddens: Sequence[int] = (64, 64),
+        model_activation: str = "tanh",
+        vf_share_layers: bool = False,
         rng: np.random.Generator | int = 0,
         dtype: type[np.floating[Any]] = np.float32,
     ) -> None:
-        """Build both networks with orthogonal weights drawn from ``rng`` (or a seed).
+        """Build the networks with orthogonal weights drawn from ``rng`` (or a seed).
 
         ``dtype`` is the parameters' float type (see :mod:`._nn`: float32 is the fast one).
         """
@@ -40,36 +49,85 @@ class PPOModule:
         self.obs_dim = obs_dim
         self.dist = make_distribution(action_space)
         self.dtype = np.dtype(dtype)
+        self.vf_share_layers = vf_share_layers
+
+        def mlp(sizes: list[int], prefix: str, gain: float, activate: bool = False) -> MLP:
+            return MLP(
+                sizes,
+                gen,
+                prefix=prefix,
+                output_gain=gain,
+                dtype=dtype,
+                activation=model_activation,
+                activate_output=activate,
+            )
+
         # A small last policy layer starts near-uniform; the value head starts at unit scale.
-        pi_sizes = [self.obs_dim, *hiddens, self.dist.n_inputs]
-        self.pi = MLP(pi_sizes, gen, prefix="pi.", output_gain=0.01, dtype=dtype)
-        self.vf = MLP([self.obs_dim, *hiddens, 1], gen, prefix="vf.", output_gain=1.0, dtype=dtype)
+        self.encoder: MLP | None = None
+        if vf_share_layers:
+            top = hiddens[-1]
+            self.encoder = mlp([obs_dim, *hiddens], "encoder.", 2.0**0.5, activate=True)
+            self.pi = mlp([top, self.dist.n_inputs], "pi.", 0.01)
+            self.vf = mlp([top, 1], "vf.", 1.0)
+        else:
+            self.pi = mlp([obs_dim, *hiddens, self.dist.n_inputs], "pi.", 0.01)
+            self.vf = mlp([obs_dim, *hiddens, 1], "vf.", 1.0)
         # One dict sharing the networks' arrays: the optimizer updates them in place.
-        self.params: Params = {**self.pi.params, **self.vf.params}
+        encoder_params = self.encoder.params if self.encoder is not None else {}
+        self.params: Params = {**encoder_params, **self.pi.params, **self.vf.params}
 
     def _obs(self, obs: NDArray[Any]) -> Array:
         x = np.asarray(obs, dtype=self.dtype)
         return x if x.ndim == 2 else x.reshape(len(x), self.obs_dim)
 
+    def _features(self, x: Array) -> Array:
+        return x if self.encoder is None else self.encoder(x)
+
     def forward_exploration(self, obs: NDArray[Any], rng: np.random.Generator) -> NDArray[Any]:
         """Return actions [B] sampled from the policy for observations [B, obs_dim]."""
-        return self.dist.sample(self.pi(self._obs(obs)), rng)
+        return self.dist.sample(self.pi(self._features(self._obs(obs))), rng)
 
     def forward_inference(self, obs: NDArray[Any]) -> NDArray[Any]:
         """Return the greedy actions (argmax logits, or the Gaussian mean) for ``obs``."""
-        return self.dist.greedy(self.pi(self._obs(obs)))
+        return self.dist.greedy(self.pi(self._features(self._obs(obs))))
 
     def action_dist_inputs(self, obs: NDArray[Any]) -> Array:
         """Return the policy head's output (logits, or mean and log-std) for ``obs``."""
-        return self.pi(self._obs(obs))
+        return self.pi(self._features(self._obs(obs)))
 
     def action_logp(self, obs: NDArray[Any], actions: NDArray[Any]) -> Array:
         """Return log pi(actions | obs) [B]."""
-        return self.dist.logp(self.pi(self._obs(obs)), actions)
+        return self.dist.logp(self.action_dist_inputs(obs), actions)
 
     def compute_values(self, obs: NDArray[Any]) -> Array:
         """Return the value estimates V(obs) [B]."""
-        return self.vf(self._obs(obs))[:, 0]
+        return self.vf(self._features(self._obs(obs)))[:, 0]
+
+    def forward_train(self, x: Array) -> TrainPass:
+        """Return the policy head's output, the values and the backprop cache for ``x``."""
+        if self.encoder is None:
+            pi_out, pi_inputs = self.pi.forward(x)
+            v_out, v_inputs = self.vf.forward(x)
+            return pi_out, v_out[:, 0], (pi_inputs, v_inputs, None)
+        h, enc_inputs = self.encoder.forward(x)
+        pi_out, pi_inputs = self.pi.forward(h)
+        v_out, v_inputs = self.vf.forward(h)
+        return pi_out, v_out[:, 0], (pi_inputs, v_inputs, enc_inputs)
+
+    def backward_train(self, cache: Any, d_pi: Array, d_values: Array) -> Params:
+        """Return every parameter's gradient given d(loss)/d(policy output) and /d(values)."""
+        pi_inputs, v_inputs, enc_inputs = cache
+        if self.encoder is None:
+            grads = self.pi.backward(pi_inputs, d_pi)
+            grads.update(self.vf.backward(v_inputs, d_values[:, None]))
+            return grads
+        grads, d_h_pi = self.pi.backward_with_input(pi_inputs, d_pi)
+        vf_grads, d_h_vf = self.vf.backward_with_input(v_inputs, d_values[:, None])
+        grads.update(vf_grads)
+        assert d_h_pi is not None
+        assert d_h_vf is not None
+        grads.update(self.encoder.backward(enc_inputs, d_h_pi + d_h_vf))
+        return grads
 
     def get_state(self) -> dict[str, Array]:
         """Return copies of all parameters, keyed by name."""
