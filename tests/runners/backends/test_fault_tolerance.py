@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hookbus.events import EpisodeEnd
+from hookbus.events import EpisodeEnd, EpisodeStep
 from hookbus.kernel import ConfigError
 from hookbus.runners import PPOConfig, RemoteError
 
@@ -278,6 +278,26 @@ def test_observers_of_a_killed_worker_keep_order_per_source(
     assert set(by_source) == {"env_runner:1", "env_runner:2"}
     for seqs in by_source.values():
         assert seqs == sorted(seqs)
+
+
+def test_observers_never_see_the_events_of_a_request_that_failed(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    # Runner 1's env raises at its 30th step: the 29 steps before it in that request are
+    # dropped with its samples, so the observers see exactly the steps the learner got.
+    steps: dict[str, int] = {}
+
+    def count(event: EpisodeStep, **kwargs: Any) -> None:
+        steps[event.source] = steps.get(event.source, 0) + 1
+
+    with faulty(small_ppo, tmp_path, how="raise").build() as algo:
+        algo.bus.subscribe(EpisodeStep, count)
+        first = algo.train()
+        assert first["env_runner_group"]["num_healthy_env_runners"] == 1  # runner 1 failed
+        assert sum(steps.values()) == first["num_env_steps_sampled_lifetime"]
+        second = algo.train()  # runner 1 restarted: its events arrive again
+    assert sum(steps.values()) == second["num_env_steps_sampled_lifetime"]
+    assert set(steps) == {"env_runner:1", "env_runner:2"}
 
 
 def test_failure_tolerance_and_restore_timeout_defaults_and_bad_values() -> None:
