@@ -19,6 +19,7 @@ from .algorithm import (
     Learner as Learner,
     MultiLearner as MultiLearner,
     ResultDraft as ResultDraft,
+    list_checkpoints as list_checkpoints,
 )
 from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
@@ -115,6 +116,7 @@ __all__ = (
     "TaskSettableEnv",
     "TensorBoardLogger",
     "Trajectory",
+    "list_checkpoints",
     "make_multi_agent",
     "output_callbacks",
     "plot_runs",

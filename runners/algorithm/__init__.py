@@ -1,7 +1,11 @@
 """The Algorithm and what it owns: the surface that algorithm authors import."""
 
 from ._algorithm import Algorithm as Algorithm
-from ._checkpoint import StoredConfig as StoredConfig, read_stored_config as read_stored_config
+from ._checkpoint import (
+    StoredConfig as StoredConfig,
+    list_checkpoints as list_checkpoints,
+    read_stored_config as read_stored_config,
+)
 from ._learner import (
     AnyLearner as AnyLearner,
     Learner as Learner,
@@ -21,5 +25,6 @@ __all__ = (
     "Spaces",
     "StoredConfig",
     "check_structure",
+    "list_checkpoints",
     "read_stored_config",
 )

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-import tempfile
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,6 +22,7 @@ from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
 from ..config import AlgorithmConfig
+from ._folders import list_checkpoints as _list_checkpoints, write_folder
 
 __all__ = (
     "CHECKPOINT_FILE",
@@ -35,6 +34,7 @@ __all__ = (
     "config_record",
     "decode_checkpoint",
     "encode_checkpoint",
+    "list_checkpoints",
     "pair_callback_states",
     "read_checkpoint",
     "write_checkpoint",
@@ -74,10 +74,6 @@ SECTIONS: dict[str, type | tuple[type, ...]] = {
     "extra": dict,
     "config": dict,
 }
-_TMP_PREFIX, _TMP_SUFFIX = ".tmp-", ".msgpack"
-# Exactly the names tempfile.mkstemp gives ours (8 characters of its alphabet), so that
-# cleaning up never touches a user's own ".tmp-..." file.
-_TMP_NAME = re.compile(rf"{re.escape(_TMP_PREFIX)}[a-z0-9_]{{8}}{re.escape(_TMP_SUFFIX)}")
 
 
 def encode_checkpoint(state: dict[str, Any]) -> bytes:
@@ -88,30 +84,22 @@ def encode_checkpoint(state: dict[str, Any]) -> bytes:
 
 
 def write_checkpoint(directory: Path, state: dict[str, Any]) -> None:
-    """Write ``state`` under a temporary name, then rename it into place (never half-written).
+    """Write ``state`` into folder ``directory``: a complete checkpoint, or none at all.
 
-    Then remove the temporary files that earlier saves left here when they were killed
-    between writing and renaming (a crash, a kill -9): they are never checkpoints.
+    A new folder is written beside and renamed into place, an existing one gets its file
+    replaced by rename, all synced to disk (``_folders``); what earlier saves left when
+    they were killed (a crash, a kill -9) is removed: it is never a checkpoint.
     """
-    data = encode_checkpoint(state)
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, directory / CHECKPOINT_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _remove_stray_temporaries(directory)
+    write_folder(directory, CHECKPOINT_FILE, encode_checkpoint(state))
 
 
-def _remove_stray_temporaries(directory: Path) -> None:
-    for entry in os.scandir(directory):
-        if _TMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-            Path(entry.path).unlink(missing_ok=True)  # another cleaner may be faster
+def list_checkpoints(logdir: str | os.PathLike[str]) -> list[Path]:
+    """Return the complete checkpoints (``checkpoint_<N>`` folders) in ``logdir``, oldest first.
+
+    The temporary folders of saves in progress or killed are never listed, nor folders
+    without a checkpoint file; the newest complete checkpoint is the last.
+    """
+    return _list_checkpoints(logdir, CHECKPOINT_FILE)
 
 
 def read_checkpoint(path: str | os.PathLike[str], algorithm: str | None = None) -> dict[str, Any]:
