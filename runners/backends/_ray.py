@@ -216,6 +216,7 @@ class RayEnvRunner(RemoteEnvRunner):
             module=module,
             main_path=None,  # cloudpickle carries the main script's objects by value
             sys_path=list(sys.path),
+            seqs=self._seqs,
         )
         await self._request(init)
         await self._request(Setup())

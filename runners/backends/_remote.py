@@ -71,6 +71,9 @@ class RemoteEnvRunner:
         # Controls the replies brought since take_control(); a restart keeps them, since
         # they were asked for all the same.
         self._control: Control | None = None
+        # Per source, the seq after the last forwarded event: a restarted worker goes on
+        # from there (``Init.seqs``), so observers never see a source's numbering restart.
+        self._seqs: dict[str, int] = {}
 
     # --- what a transport provides ----------------------------------------------------------
 
@@ -155,6 +158,7 @@ class RemoteEnvRunner:
 
     async def _forward(self, events: Sequence[BaseEvent]) -> None:
         for event in events:
+            self._seqs[event.source] = event.seq + 1
             # env_index is the one live argument an event carries, for the hooks that have it
             # (on_postprocess_trajectory's event carries it, but its handlers take none).
             if event.hook in _HOOKS_WITH_ENV_INDEX:

@@ -127,6 +127,9 @@ class Init(_RequestBase, tag="init"):
     module: bytes
     main_path: str | None
     sys_path: list[str]
+    seqs: dict[str, int] = {}
+    """Per source, the ``seq`` its next event gets: a restarted runner's numbering goes on
+    from the last event of its source the Algorithm got (docs/recording.md)."""
 
 
 class Setup(_RequestBase, tag="setup"):
