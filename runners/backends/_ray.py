@@ -108,7 +108,7 @@ def ensure_ray() -> None:
 
 
 PLACEMENT_TIMEOUT_ENV = "HOOKBUS_RAY_PLACEMENT_TIMEOUT_S"
-"""How long a runner's actor may wait for Ray to place it (seconds, default 60)."""
+"""How long a runner's actor may take to be placed and started (seconds, default 60)."""
 
 
 def _connect_timeout() -> float:
@@ -132,7 +132,7 @@ def _unplaced(config: AlgorithmConfig[Any], worker_index: int, timeout: float) -
     total = ray.cluster_resources().get("CPU", 0.0)
     free = ray.available_resources().get("CPU", 0.0)
     return ConfigError(
-        f"Ray could not place env runner {worker_index}'s actor within {timeout:g} s "
+        f"Ray did not place and start env runner {worker_index}'s actor within {timeout:g} s "
         f"({PLACEMENT_TIMEOUT_ENV}): the config asks for {runners} runners x {each:g} CPU "
         f"(num_cpus_per_env_runner) = {runners * each:g} CPUs, and the Ray cluster has "
         f"{total:g} CPUs, {free:g} of them free; lower num_env_runners or "
