@@ -221,12 +221,38 @@ _msgpack_encoder = msgspec.msgpack.Encoder(enc_hook=_msgpack_enc_hook)
 _msgpack_decoders: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
 
 
+_ENCODE_FAILURES = (
+    NotImplementedError,
+    OverflowError,
+    TypeError,
+    RecursionError,
+    msgspec.EncodeError,
+)
+"""What msgspec's encoders raise for a value they cannot encode (``encode_failure``)."""
+
+
+def _encode_failure(exc: BaseException, format: str) -> CodecError:
+    """Return the ``CodecError`` for ``exc``, raised encoding as ``format`` (one of
+    ``_ENCODE_FAILURES``, or a CodecError, returned as it is)."""
+    if isinstance(exc, CodecError):
+        return exc
+    if isinstance(exc, NotImplementedError):  # our enc_hook's message says it all
+        return CodecError(str(exc))
+    if isinstance(exc, OverflowError):  # MessagePack's ints are 64-bit
+        return CodecError(f"cannot encode as {format}: {exc} (an int out of range)")
+    return CodecError(f"cannot encode as {format}: {exc}")
+
+
 def encode_msgpack(obj: Any) -> bytes:
-    """Encode ``obj`` (events, dicts, lists, numpy arrays and scalars, ...) as MessagePack."""
+    """Encode ``obj`` (events, dicts, lists, numpy arrays and scalars, ...) as MessagePack.
+
+    A value it cannot hold (an int beyond 64 bits, an unknown type, a cycle) is a
+    ``CodecError``.
+    """
     try:
         return _msgpack_encoder.encode(obj)
-    except NotImplementedError as exc:
-        raise CodecError(str(exc)) from exc
+    except (CodecError, *_ENCODE_FAILURES) as exc:
+        raise _encode_failure(exc, "MessagePack") from exc
 
 
 def msgpack_encoder() -> msgspec.msgpack.Encoder:
@@ -296,11 +322,14 @@ _json_decoder = msgspec.json.Decoder()
 
 
 def encode_json(obj: Any) -> bytes:
-    """Encode ``obj`` as JSON (UTF-8 bytes); numpy values become tagged objects."""
+    """Encode ``obj`` as JSON (UTF-8 bytes); numpy values become tagged objects.
+
+    A value it cannot hold is a ``CodecError``.
+    """
     try:
         return _json_encoder.encode(obj)
-    except NotImplementedError as exc:
-        raise CodecError(str(exc)) from exc
+    except (CodecError, *_ENCODE_FAILURES) as exc:
+        raise _encode_failure(exc, "JSON") from exc
 
 
 def decode_json(data: bytes | str, type: Any = Any) -> Any:

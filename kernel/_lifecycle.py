@@ -18,6 +18,7 @@ from hookbus.events import (
     HOOKS,
     BaseEvent,
     CheckpointLoaded,
+    EnvironmentCreated,
     EpisodeCreated,
     EpisodeEnd,
     EpisodeStart,
@@ -59,6 +60,12 @@ class LifecycleSummary:
     """Of those, episodes without ``on_episode_end`` when the stream ended."""
     user_events: int = 0
     """Events of your own types among ``events``: read, and left unchecked."""
+    restarts: int = 0
+    """Restart markers read: an ``on_environment_created`` from a source seen before (a
+    runner restarted after a failure, under its source)."""
+    abandoned_episodes: int = 0
+    """Episodes a restart left open (their runner failed mid-episode); among ``episodes``,
+    not among ``open_episodes``."""
 
 
 class _Violation(NamedTuple):
@@ -99,6 +106,8 @@ class _Checker:
         self.violations: dict[frozenset[type[BaseEvent]], _Violation] = {}
         self.index = 0
         self.user_events = 0
+        self.restarts = 0
+        self.abandoned = 0
 
     def flag(self, event: BaseEvent, rule: str, *needs: type[BaseEvent]) -> None:
         key = frozenset(needs)
@@ -114,6 +123,8 @@ class _Checker:
         source = self.sources.get(event.source)
         if source is None:
             source = self.sources[event.source] = _Source(next_seq=event.seq)
+        elif type(event) is EnvironmentCreated:
+            self.restarted(source, event)
         self.check_seq(source, event)
         check = _CHECKS.get(type(event))
         if check is not None:
@@ -125,6 +136,22 @@ class _Checker:
         if event.seq < expected or (event.seq > expected and not self.gaps_allowed):
             self.flag(event, f"seq is not the source's next one ({expected})")
         source.next_seq = event.seq + 1
+
+    def restarted(self, source: _Source, event: EnvironmentCreated) -> None:
+        """Start a source's new life: a restart marker (docs/recording.md).
+
+        A runner publishes ``on_environment_created`` once per life, so a second one under
+        its source means it was restarted after a failure. The episodes its last life left
+        open are abandoned, not open; its numbering may start over here (hookbus continues
+        it; recordings before it did started again from 0).
+        """
+        self.restarts += 1
+        for episode_id, episode in list(source.episodes.items()):
+            if episode.stage < _ENDED:
+                del source.episodes[episode_id]
+                self.abandoned += 1
+        source.next_seq = event.seq
+        source.steps_since_sample = 0
 
     # --- episodes ---------------------------------------------------------------------------
 
@@ -316,7 +343,9 @@ def check_lifecycle(
     also refuses episodes without ``on_episode_end`` when the stream ends. Events of your own
     types are read and counted (``user_events``), never checked: the rules are the hooks'.
     A source's numbering is checked over its hook events, so publish yours under a source
-    of their own.
+    of their own. A second ``on_environment_created`` from one source marks a restart of
+    its runner: the episodes it left open are counted as ``abandoned_episodes``, and its
+    numbering may start over there.
     """
     if hooks is not None:
         hooks = [hook_name(hook) for hook in hooks]  # a bad name is a ConfigError
@@ -330,7 +359,9 @@ def check_lifecycle(
     return LifecycleSummary(
         events=checker.index,
         sources=tuple(sorted(checker.sources)),
-        episodes=len(episodes),
+        episodes=len(episodes) + checker.abandoned,
         open_episodes=sum(e.stage < _ENDED for e in episodes),
         user_events=checker.user_events,
+        restarts=checker.restarts,
+        abandoned_episodes=checker.abandoned,
     )

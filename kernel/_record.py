@@ -104,7 +104,11 @@ class Recorder(Callback):
         buffer = self._buffer
         start = len(buffer)
         buffer += _HEAD_PLACEHOLDER
-        self._encoder.encode_into(obj, buffer, start + _FRAME_HEAD)
+        try:
+            self._encoder.encode_into(obj, buffer, start + _FRAME_HEAD)
+        except Exception as exc:  # an int beyond 64 bits in an info dict, an unknown type
+            del buffer[start:]  # msgspec leaves what it encoded so far: none of it is kept
+            raise _not_encoded(obj, exc) from exc
         size = len(buffer) - start - _FRAME_HEAD
         if size > MAX_FRAME_SIZE:
             del buffer[start:]  # nothing of it reaches the file
@@ -197,3 +201,11 @@ class Recorder(Callback):
 
     def __repr__(self) -> str:
         return f"Recorder({self.path!r}, hooks={self.hooks!r}, format={self.format!r})"
+
+
+def _not_encoded(obj: Any, exc: Exception) -> codec.CodecError:
+    if isinstance(exc, codec.CodecError):
+        return exc
+    return codec.CodecError(
+        f"cannot record {type(obj).__name__} ({getattr(obj, 'hook', 'header')}): {exc}"
+    )

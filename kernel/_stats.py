@@ -48,7 +48,8 @@ class HandlerStatistics:
     """
     p99: float
     overruns: int = 0
-    """Calls past the handler's deadline (sync ones ran on; async ones were cancelled)."""
+    """Calls past the handler's deadline: sync ones ran on; async ones were cancelled, or
+    ran on too when they blocked the event loop (never awaited), which nothing can cancel."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,15 +176,19 @@ class Timings:
             if statistics:
                 record.samples.append(seconds)
             deadline = deadlines[i]
-            if deadline is not None and seconds > deadline and not record.handler.is_async:
+            # Reached only by calls that were not cancelled: an async handler past its
+            # deadline here blocked the event loop (time.sleep, a busy loop), so its cancel
+            # scope could never fire; it is reported as a sync handler's overrun is.
+            if deadline is not None and seconds > deadline:
                 record.overruns += 1
                 logger.warning(
-                    "hookbus: sync handler %s of hook %r ran %.3f s, past its deadline of "
-                    "%s s (a sync handler cannot be interrupted)",
+                    "hookbus: %s handler %s of hook %r ran %.3f s, past its deadline of %s s (%s)",
+                    "async" if record.handler.is_async else "sync",
                     record.handler.name,
                     hook,
                     seconds,
                     deadline,
+                    _RAN_ON[record.handler.is_async],
                 )
             if watchdog is not None and seconds > watchdog:
                 logger.warning(
@@ -221,6 +226,12 @@ class Timings:
         if key not in self._records:
             self._records[key] = _Record(handler)
         return self._records[key]
+
+
+_RAN_ON = {
+    False: "a sync handler cannot be interrupted",
+    True: "it blocked the event loop without awaiting, so it could not be cancelled",
+}
 
 
 def _percentile(samples: list[float], q: int) -> float:

@@ -19,6 +19,7 @@ from .algorithm import (
     Learner as Learner,
     MultiLearner as MultiLearner,
     ResultDraft as ResultDraft,
+    list_checkpoints as list_checkpoints,
 )
 from .algorithms import (
     MultiAgentLearner as MultiAgentLearner,
@@ -134,6 +135,7 @@ __all__ = (
     "Trajectory",
     "add_rllib_example_script_args",
     "get_trainable_cls",
+    "list_checkpoints",
     "make_multi_agent",
     "output_callbacks",
     "plot_runs",

@@ -476,9 +476,10 @@ class Algorithm(TuneTrainable):
     async def asave_to_path(self, path: str | os.PathLike[str]) -> Path:
         """Write the Algorithm's state into directory ``path`` (created if needed).
 
-        The file is written under a temporary name and renamed, so a crash never leaves a
-        half-written checkpoint; the save also removes such temporary files that earlier,
-        interrupted saves left in ``path``. The file carries a SHA-256 checksum.
+        A crash at any moment leaves ``path`` absent or a complete checkpoint: a new folder
+        is written beside and renamed into place, an existing one gets its file replaced
+        by rename, both synced to disk; the save also removes what earlier, killed saves
+        left (docs/runners.md). The file carries a SHA-256 checksum.
         """
         self._require(Lifecycle.READY, "save_to_path")
         directory = Path(path)

@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-import tempfile
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
-
-import msgspec
 
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
-from ..config import AlgorithmConfig
-from ..envs import RegisteredEnv
+from ._folders import list_checkpoints as _list_checkpoints, write_folder
 
 __all__ = (
     "CHECKPOINT_FILE",
@@ -32,10 +27,9 @@ __all__ = (
     "LoadsState",
     "SavesState",
     "callback_states",
-    "config_from_record",
-    "config_record",
     "decode_checkpoint",
     "encode_checkpoint",
+    "list_checkpoints",
     "pair_callback_states",
     "read_checkpoint",
     "write_checkpoint",
@@ -75,10 +69,6 @@ SECTIONS: dict[str, type | tuple[type, ...]] = {
     "extra": dict,
     "config": dict,
 }
-_TMP_PREFIX, _TMP_SUFFIX = ".tmp-", ".msgpack"
-# Exactly the names tempfile.mkstemp gives ours (8 characters of its alphabet), so that
-# cleaning up never touches a user's own ".tmp-..." file.
-_TMP_NAME = re.compile(rf"{re.escape(_TMP_PREFIX)}[a-z0-9_]{{8}}{re.escape(_TMP_SUFFIX)}")
 
 
 def encode_checkpoint(state: dict[str, Any]) -> bytes:
@@ -89,30 +79,22 @@ def encode_checkpoint(state: dict[str, Any]) -> bytes:
 
 
 def write_checkpoint(directory: Path, state: dict[str, Any]) -> None:
-    """Write ``state`` under a temporary name, then rename it into place (never half-written).
+    """Write ``state`` into folder ``directory``: a complete checkpoint, or none at all.
 
-    Then remove the temporary files that earlier saves left here when they were killed
-    between writing and renaming (a crash, a kill -9): they are never checkpoints.
+    A new folder is written beside and renamed into place, an existing one gets its file
+    replaced by rename, all synced to disk (``_folders``); what earlier saves left when
+    they were killed (a crash, a kill -9) is removed: it is never a checkpoint.
     """
-    data = encode_checkpoint(state)
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, directory / CHECKPOINT_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _remove_stray_temporaries(directory)
+    write_folder(directory, CHECKPOINT_FILE, encode_checkpoint(state))
 
 
-def _remove_stray_temporaries(directory: Path) -> None:
-    for entry in os.scandir(directory):
-        if _TMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-            Path(entry.path).unlink(missing_ok=True)  # another cleaner may be faster
+def list_checkpoints(logdir: str | os.PathLike[str]) -> list[Path]:
+    """Return the complete checkpoints (``checkpoint_<N>`` folders) in ``logdir``, oldest first.
+
+    The temporary folders of saves in progress or killed are never listed, nor folders
+    without a checkpoint file; the newest complete checkpoint is the last.
+    """
+    return _list_checkpoints(logdir, CHECKPOINT_FILE)
 
 
 def read_checkpoint(path: str | os.PathLike[str], algorithm: str | None = None) -> dict[str, Any]:
@@ -249,93 +231,3 @@ def pair_callback_states(
             if state is not None and isinstance(cb, LoadsState):
                 pairs.append((cb, state))
     return pairs
-
-
-class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """What a checkpoint keeps of its config: the class, its data settings, what held code.
-
-    Settings whose values are data (numbers, strings, lists, dicts of those) are kept by
-    section; code (callbacks, env creators, functions) is never written to a checkpoint,
-    only the names of the settings that held it, so that loading a file never names code
-    to run.
-    """
-
-    config_class: str = msgspec.field(name="class")
-    settings: dict[str, dict[str, Any]]
-    code: list[str]
-
-
-def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
-    """Describe ``config`` as plain data (a ``StoredConfig``), for ``from_checkpoint``."""
-    settings: dict[str, dict[str, Any]] = {}
-    code: list[str] = []
-    for section, values in config.to_dict().items():
-        if section not in config.sections:  # "callbacks": code, named below
-            continue
-        # A registered env is kept by its name: loading finds it where it is registered.
-        values = {k: v.name if isinstance(v, RegisteredEnv) else v for k, v in values.items()}
-        kept = {name: value for name, value in values.items() if _is_data(value)}
-        code += [name for name in values if name not in kept]
-        settings[section] = kept
-    if config.callbacks_class or config.callbacks_per_hook:
-        code.append("callbacks")
-    record: dict[str, Any] = msgspec.to_builtins(
-        StoredConfig(type(config).__name__, settings, code)
-    )
-    return record
-
-
-def stored_config(record: Any, path: str | os.PathLike[str]) -> StoredConfig:
-    """Decode a checkpoint's config record; ConfigError naming the checkpoint if it is bad."""
-    try:
-        return msgspec.convert(record, StoredConfig)
-    except msgspec.ValidationError:
-        raise ConfigError(
-            f"checkpoint {str(path)!r} holds no readable config; pass config=..."
-        ) from None
-
-
-def read_stored_config(path: str | os.PathLike[str]) -> tuple[str, StoredConfig]:
-    """Return the Algorithm's name and the config that checkpoint ``path`` keeps."""
-    state = read_checkpoint(path)
-    return state["algorithm"], stored_config(state["config"], path)
-
-
-def _is_data(value: object) -> bool:
-    if value is None or isinstance(value, bool | int | float | str):
-        return True
-    if isinstance(value, list | tuple):
-        return all(_is_data(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _is_data(v) for k, v in value.items())
-    return False
-
-
-def config_from_record(record: object, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
-    """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
-    stored = stored_config(record, path)
-    if stored.code:
-        raise ConfigError(
-            f"checkpoint {str(path)!r} was saved from a config with code in "
-            f"{', '.join(map(str, stored.code))}, which checkpoints never hold; pass it: "
-            f"Algorithm.from_checkpoint(path, config=...)"
-        )
-    classes = {c.__name__: c for c in _subclasses(AlgorithmConfig)}
-    config_class = classes.get(stored.config_class)
-    if config_class is None:
-        raise ConfigError(
-            f"checkpoint {str(path)!r} needs config class {stored.config_class!r}; known: "
-            f"{', '.join(sorted(classes))}"
-        )
-    config: AlgorithmConfig[Any] = config_class()
-    # Decoded through the sections' typed structs: a file only ever sets settings.
-    config.update_from_dict(stored.settings, where=f"checkpoint {str(path)!r} holds a bad config")
-    return config
-
-
-def _subclasses(cls: type) -> list[type]:
-    found: list[type] = []
-    subclasses: list[type] = cls.__subclasses__()
-    for sub in subclasses:
-        found += [sub, *_subclasses(sub)]
-    return found

@@ -33,12 +33,11 @@ from ._checkpoint import (
     CHECKPOINT_FILE,
     SavesState,
     callback_states,
-    config_from_record,
-    config_record,
     pair_callback_states,
     read_checkpoint,
 )
 from ._learner import AlgorithmParts
+from ._stored_config import config_from_record, config_record
 from ._structure import check_structure
 
 if TYPE_CHECKING:

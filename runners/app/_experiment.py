@@ -11,12 +11,12 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ._args import UsageError
+from ._config_file import read_config_file
 from ._output import flatten
 
 __all__ = (
@@ -34,7 +34,6 @@ STOP_ALIASES = {
     "iterations": "training_iteration",
 }
 """Short names ``--stop`` accepts for result keys (Tune's ``timesteps_total`` included)."""
-_DECODERS = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 
 
 def config_class(name: str) -> Any:
@@ -46,43 +45,6 @@ def config_class(name: str) -> Any:
         return classes[name.upper()]
     except (KeyError, AttributeError):
         raise UsageError(f"unknown algorithm {name!r}; available: {', '.join(classes)}") from None
-
-
-def read_config_file(path: str) -> dict[str, Any]:
-    """Decode a TOML, YAML or JSON config file into its table of sections and settings."""
-    file = Path(path)
-    kind = _DECODERS.get(file.suffix.lower())
-    if kind is None:
-        raise UsageError(
-            f"--config {path!r}: cannot tell the format from the extension; use "
-            f"{', '.join(_DECODERS)}"
-        )
-    if file.is_dir():
-        raise UsageError(f"--config {path!r} is a directory; give a config file")
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"--config: cannot read {path!r}: {exc.strerror}") from exc
-    try:
-        table = _decode(kind, data)
-    except msgspec.DecodeError as exc:
-        raise UsageError(f"--config {path!r} is not valid {kind.upper()}: {exc}") from exc
-    if not isinstance(table, dict):
-        raise UsageError(f"--config {path!r} must hold a table of sections, got {table!r}")
-    return table
-
-
-def _decode(kind: str, data: bytes) -> Any:
-    if kind == "toml":
-        return msgspec.toml.decode(data)
-    if kind == "json":
-        return msgspec.json.decode(data)
-    try:
-        return msgspec.yaml.decode(data)
-    except ImportError:
-        raise UsageError(
-            'reading YAML config files needs PyYAML: pip install "hookbus[yaml]"'
-        ) from None
 
 
 def parse_override(text: str, option: str) -> tuple[str, Any]:

@@ -76,6 +76,7 @@ class InlineEnvRunner:
             self.env_runner = env_runner_class(old.config)(
                 old.config, bus=old.bus, module=old.module, worker_index=self.worker_index
             )
+            self.env_runner.event_seq = old.event_seq  # the source's numbering goes on
             self._killed = False
         await self.env_runner.setup()
 

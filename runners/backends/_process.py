@@ -87,7 +87,7 @@ class ProcessEnvRunner(RemoteEnvRunner):
         assert self._process.stdout is not None
         self._replies = BufferedByteReceiveStream(self._process.stdout)
         self._lock = anyio.Lock()
-        await self._request(Init(worker_index=self.worker_index, **payload))
+        await self._request(Init(worker_index=self.worker_index, seqs=self._seqs, **payload))
         await self._request(Setup())
 
     async def kill(self) -> None:

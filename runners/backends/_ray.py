@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     from ..config import AlgorithmConfig
     from ._base import EnvRunnerHandle
 
-__all__ = ("RayEnvRunner", "RunnerActor", "ensure_ray")
+__all__ = (
+    "CONNECT_TIMEOUT_ENV",
+    "PLACEMENT_TIMEOUT_ENV",
+    "RayEnvRunner",
+    "RunnerActor",
+    "ensure_ray",
+)
 
 _STOP_TIMEOUT_S = 10.0
 _WATCH = "hookbus_watch"  # the concurrency group of RunnerActor.watch
@@ -101,15 +107,37 @@ def ensure_ray() -> None:
             raise errors[0]
 
 
+PLACEMENT_TIMEOUT_ENV = "HOOKBUS_RAY_PLACEMENT_TIMEOUT_S"
+"""How long a runner's actor may take to be placed and started (seconds, default 60)."""
+
+
 def _connect_timeout() -> float:
-    text = os.environ.get(CONNECT_TIMEOUT_ENV, "30")
+    return _seconds(CONNECT_TIMEOUT_ENV, "30")
+
+
+def _seconds(name: str, default: str) -> float:
+    text = os.environ.get(name, default)
     try:
         timeout = float(text)
     except ValueError:
         timeout = -1.0
-    if not timeout > 0:
-        raise ConfigError(f"{CONNECT_TIMEOUT_ENV} must be a number of seconds > 0, got {text!r}")
+    if not 0 < timeout < float("inf"):
+        raise ConfigError(f"{name} must be a number of seconds > 0, got {text!r}")
     return timeout
+
+
+def _unplaced(config: AlgorithmConfig[Any], worker_index: int, timeout: float) -> ConfigError:
+    """Name what a runner's actor asked for and what the cluster has (Ray's own view)."""
+    each, runners = config.num_cpus_per_env_runner, config.num_env_runners
+    total = ray.cluster_resources().get("CPU", 0.0)
+    free = ray.available_resources().get("CPU", 0.0)
+    return ConfigError(
+        f"Ray did not place and start env runner {worker_index}'s actor within {timeout:g} s "
+        f"({PLACEMENT_TIMEOUT_ENV}): the config asks for {runners} runners x {each:g} CPU "
+        f"(num_cpus_per_env_runner) = {runners * each:g} CPUs, and the Ray cluster has "
+        f"{total:g} CPUs, {free:g} of them free; lower num_env_runners or "
+        f"num_cpus_per_env_runner, or give Ray more CPUs"
+    )
 
 
 class RunnerActor:
@@ -209,13 +237,20 @@ class RayEnvRunner(RemoteEnvRunner):
         self._handle, self._lock = handle, anyio.Lock()
         self._watch = handle.watch.options(concurrency_group=_WATCH).remote()
         self._name = "ray actor starting"
-        self._name = f"ray actor, pid {await self._get(handle.pid.remote())}"
+        timeout = _seconds(PLACEMENT_TIMEOUT_ENV, "60")
+        with anyio.move_on_after(timeout):  # Ray waits for resources forever
+            self._name = f"ray actor, pid {await self._get(handle.pid.remote())}"
+        if self._name == "ray actor starting":
+            self._handle = None
+            _kill(handle)  # its request for resources ends with it
+            raise await anyio.to_thread.run_sync(_unplaced, self.config, self.worker_index, timeout)
         init = Init(
             worker_index=self.worker_index,
             config=config,
             module=module,
             main_path=None,  # cloudpickle carries the main script's objects by value
             sys_path=list(sys.path),
+            seqs=self._seqs,
         )
         await self._request(init)
         await self._request(Setup())

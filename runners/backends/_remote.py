@@ -71,6 +71,9 @@ class RemoteEnvRunner:
         # Controls the replies brought since take_control(); a restart keeps them, since
         # they were asked for all the same.
         self._control: Control | None = None
+        # Per source, the seq after the last forwarded event: a restarted worker goes on
+        # from there (``Init.seqs``), so observers never see a source's numbering restart.
+        self._seqs: dict[str, int] = {}
 
     # --- what a transport provides ----------------------------------------------------------
 
@@ -155,6 +158,7 @@ class RemoteEnvRunner:
 
     async def _forward(self, events: Sequence[BaseEvent]) -> None:
         for event in events:
+            self._seqs[event.source] = event.seq + 1
             # env_index is the one live argument an event carries, for the hooks that have it
             # (on_postprocess_trajectory's event carries it, but its handlers take none).
             if event.hook in _HOOKS_WITH_ENV_INDEX:
@@ -165,16 +169,22 @@ class RemoteEnvRunner:
     async def _request(self, message: Request, expect: type[R] = Done) -> R:  # type: ignore[assignment]
         """Send ``message``, forward the reply's events, return the reply (``expect``).
 
-        The reply's Controls are kept even when it reports a failure: they were made.
+        The reply's Controls are kept even when it reports a failure: they were made. The
+        events of a request that failed its runner (its env raised: ``is_runner_failure``)
+        are dropped, as what it sampled is (docs/scaling.md); a lost worker sends none. A
+        handler's exception is no runner failure: the events before it are forwarded, as
+        an in-process runner's observers would have seen them.
         """
         message.forward = sorted(self.bus.observed_hooks())
         reply = await self._exchange(message)
         self.handler_errors = self._errors_before + reply.handler_errors
         if reply.control is not None:
             self._control = Control.combine(self._control, reply.control)
-        await self._forward(events_from_wire(reply.events, self.where))
         if isinstance(reply, Failed):
+            if not reply.error.env_failure:
+                await self._forward(events_from_wire(reply.events, self.where))
             raise error_from_wire(reply.error, self.where)
+        await self._forward(events_from_wire(reply.events, self.where))
         if not isinstance(reply, expect):
             raise RemoteError(
                 f"{self.where} answered {type(reply).__name__}, not {expect.__name__}"

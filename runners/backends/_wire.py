@@ -127,6 +127,9 @@ class Init(_RequestBase, tag="init"):
     module: bytes
     main_path: str | None
     sys_path: list[str]
+    seqs: dict[str, int] = {}
+    """Per source, the ``seq`` its next event gets: a restarted runner's numbering goes on
+    from the last event of its source the Algorithm got (docs/recording.md)."""
 
 
 class Setup(_RequestBase, tag="setup"):
@@ -258,7 +261,7 @@ _reply_decoder = codec.msgpack_decoder(Reply)
 
 def events_to_wire(events: list[BaseEvent]) -> msgspec.Raw:
     """Encode a worker's events for a reply, in order."""
-    return msgspec.Raw(_encoder.encode(events)) if events else _NO_EVENTS
+    return msgspec.Raw(_encode(events)) if events else _NO_EVENTS
 
 
 def events_from_wire(data: msgspec.Raw, where: str) -> list[BaseEvent]:
@@ -284,13 +287,23 @@ _events_decoder: list[Any] = [None, None]  # [the union it decodes, the decoder]
 
 def frame(message: Request | Reply) -> bytes:
     """Encode ``message`` as one length-prefixed MessagePack frame."""
-    body = _encoder.encode(message)
+    body = _encode(message)
     return len(body).to_bytes(_LENGTH, "little") + body
 
 
 def encode(message: Request | Reply) -> bytes:
     """Encode ``message`` as MessagePack (no length prefix: for transports with messages)."""
-    return _encoder.encode(message)
+    return _encode(message)
+
+
+def _encode(obj: Any) -> bytes:
+    """Encode with the shared encoder; a value MessagePack cannot hold is a CodecError."""
+    try:
+        return _encoder.encode(obj)
+    except codec.CodecError:
+        raise
+    except Exception as exc:  # an int beyond 64 bits in an info dict, a cycle, ...
+        raise codec.CodecError(f"cannot send {type(obj).__name__}: {exc}") from exc
 
 
 def decode_request(body: bytes) -> Request:

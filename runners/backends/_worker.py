@@ -117,6 +117,7 @@ class Worker:
         self.runner = env_runner_class(config)(
             config, bus=bus, module=module, worker_index=request.worker_index
         )
+        self.runner.event_seq = request.seqs.get(self.runner.source, 0)
         return Done()
 
     def setup(self, request: Setup) -> Done:

@@ -16,7 +16,9 @@ from typing import Any
 from hookbus.kernel import ConfigError
 
 __all__ = (
+    "INT_LIMIT",
     "Check",
+    "IntRange",
     "Rule",
     "boolean",
     "finite",
@@ -30,6 +32,7 @@ __all__ = (
     "number_in",
     "one_of",
     "optional",
+    "show",
 )
 
 
@@ -45,10 +48,47 @@ class Check:
 
     def __call__(self, name: str, value: object) -> None:
         if not self.test(value):
-            raise ConfigError(f"{name} must be {self.allows}, got {value!r}")
+            raise ConfigError(f"{name} must be {self.allows}, got {show(value)}")
 
     def __repr__(self) -> str:
         return f"Check({self.allows!r})"
+
+
+INT_LIMIT = 2**31 - 1
+"""The largest value of any int setting (a bound of its own may be lower): counts and sizes
+beyond it are mistakes, and an unbounded int (``10**4000``) would fail deep in numpy or the
+checkpoint codec instead of here."""
+
+
+class IntRange(Check):
+    """An int (not a bool) in [low, high]; ``high`` None: at most ``INT_LIMIT``, unsaid."""
+
+    __slots__ = ("high", "low")
+
+    def __init__(self, low: int, high: int | None = None) -> None:
+        allows = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
+        top = INT_LIMIT if high is None else high
+        super().__init__(allows, lambda v: _is_int(v) and low <= v <= top)
+        self.low, self.high = low, high
+
+    def __call__(self, name: str, value: object) -> None:
+        if self.test(value):
+            return
+        if self.high is None and _is_int(value) and int(value) > INT_LIMIT:  # type: ignore[call-overload]
+            raise ConfigError(
+                f"{name} must be {self.allows} and at most 2**31 - 1 (the bound of every int "
+                f"setting), got {show(value)}"
+            )
+        super().__call__(name, value)
+
+
+def show(value: object) -> str:
+    """Return ``repr(value)``, short for a huge int (whose repr may not even be allowed)."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        bits = value.bit_length()
+        return f"an int of {bits} bits (about {'-' if value < 0 else ''}10**{int(bits * 0.30103)})"
+    text = repr(value)
+    return text if len(text) <= 200 else f"{text[:200]}... ({type(value).__name__})"
 
 
 class Rule(Check):
@@ -70,12 +110,16 @@ def _is_int(value: object) -> bool:
 
 
 def _is_number(value: object) -> bool:
+    # An int too large for a float (10**4000) is no number a setting can use: the learner
+    # would fail converting it (OverflowError), and math.isfinite() itself raises on it.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value.bit_length() <= 1000
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def int_check(low: int) -> Check:
-    """An int (not a bool) >= ``low``."""
-    return Check(f"an int >= {low}", lambda v: _is_int(v) and v >= low)
+def int_check(low: int, high: int | None = None) -> Check:
+    """An int (not a bool) >= ``low`` and <= ``high`` (by default ``INT_LIMIT``)."""
+    return IntRange(low, high)
 
 
 def number_above(low: float) -> Check:

@@ -16,6 +16,8 @@ from typing import Any, Self
 
 from hookbus.kernel import ConfigError
 
+from ._checks import show
+
 __all__ = (
     "ACTIVATIONS",
     "MODEL_KEYS",
@@ -25,6 +27,12 @@ __all__ = (
 )
 
 MODEL_KEYS = ("fcnet_hiddens", "fcnet_activation", "vf_share_layers")
+
+# Bounds on the MLP a config (a file, a checkpoint's stored config) may ask for: generous
+# for a numpy learner, and finite, so that a hostile or mistyped value is refused by
+# validate() instead of allocating terabytes.
+MAX_LAYERS = 32
+MAX_UNITS = 8192
 """The model settings hookbus's modules have."""
 
 ACTIVATIONS = ("tanh", "relu", "linear")
@@ -140,10 +148,13 @@ def _refuse(others: Mapping[str, Any], where: str) -> None:
 
 def _hiddens(value: object) -> tuple[int, ...]:
     items = list(value) if isinstance(value, list | tuple) else []
-    if not items or not all(
-        isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in items
+    if not 1 <= len(items) <= MAX_LAYERS or not all(
+        isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_UNITS for h in items
     ):
-        raise ConfigError(f"fcnet_hiddens must be a non-empty list of positive ints, got {value!r}")
+        raise ConfigError(
+            f"fcnet_hiddens must be a list of 1 to {MAX_LAYERS} layer sizes, each an int in "
+            f"[1, {MAX_UNITS}], got {show(value)}"
+        )
     return tuple(items)
 
 

@@ -37,6 +37,7 @@ from ._checks import (
     number_in,
     one_of,
     optional,
+    show,
 )
 from ._model import MODEL_KEYS, DefaultModelConfig
 
@@ -190,11 +191,30 @@ def _env(name: str, value: object) -> None:
     check_env(value)
 
 
+# Bounds on what a config (a file, a checkpoint's stored config) may ask to be built:
+# generous for a numpy learner on one machine, and finite, so that a hostile or mistyped
+# value is refused by validate() instead of starting a million processes or allocating
+# terabytes. docs/settings.md shows them.
+MAX_RUNNERS = 1024
+MAX_SUB_ENVS = 4096
+MAX_SEED = 2**32 - 1  # numpy's legacy seeding (np.random.seed), which RLlib calls, takes this
+
+
 def _model(name: str, value: object) -> None:
     if not isinstance(value, dict):
         also = " or a DefaultModelConfig" if name == "model_config" else ""
         raise ConfigError(f"{name} must be a dict of model settings{also}, got {value!r}")
     DefaultModelConfig.from_dict(value, name=name)
+
+
+def _learner_class(name: str, value: object) -> None:
+    if value is None or callable(value):
+        return
+    hint = " (a string: import the class and pass it)" if isinstance(value, str) else ""
+    raise ConfigError(
+        f"learner_class must be None or a learner class, called as learner_class(config, "
+        f"observation_space, action_space), got {show(value)}{hint}"
+    )
 
 
 def _exploration(name: str, value: object) -> None:
@@ -213,12 +233,13 @@ _vectorize_check = Rule(
 _env_check = Rule("a registered gymnasium id, an Env subclass or a creator", _env)
 _backend_check = Rule("a backend name, its extra installed", lambda _, v: check_backend(v))
 _model_check = Rule(f"a dict of {', '.join(MODEL_KEYS)}", _model)
+_learner_class_check = Rule("None or a learner class", _learner_class)
 _exploration_check = Rule("None, or a known exploration 'type' and its settings", _exploration)
 
 
 _dict = Check("a dict", lambda v: isinstance(v, dict))
 _path = Check("a path or None", lambda v: v is None or isinstance(v, str))
-_seed = optional(Check("an int", lambda v: isinstance(v, int) and not isinstance(v, bool)))
+_seed = optional(int_check(0, MAX_SEED), "None or an int in [0, 2**32 - 1]")
 
 
 class EnvironmentSettings(Settings, frozen=True, kw_only=False):
@@ -266,10 +287,10 @@ class EnvRunnersSettings(Settings, frozen=True):
         return given
 
     num_env_runners: Annotated[
-        int, Setting("remote EnvRunners (0: sample locally)", int_check(0))
+        int, Setting("remote EnvRunners (0: sample locally)", int_check(0, MAX_RUNNERS))
     ] = 0
     num_envs_per_env_runner: Annotated[
-        int, Setting("sub-envs in each runner's vector env", int_check(1))
+        int, Setting("sub-envs in each runner's vector env", int_check(1, MAX_SUB_ENVS))
     ] = 1
     gym_env_vectorize_mode: Annotated[
         str,
@@ -336,7 +357,9 @@ class TrainingSettings(Settings, frozen=True):
         dict[str, Any],
         Setting("the MLP, RLlib's old dict form: {'fcnet_hiddens': [sizes], ...}", _model_check),
     ] = msgspec.field(default_factory=lambda: {"fcnet_hiddens": [64, 64]})
-    learner_class: Annotated[Any, Setting("your own learner class (None: the algorithm's)")] = None
+    learner_class: Annotated[
+        Any, Setting("your own learner class (None: the algorithm's)", _learner_class_check)
+    ] = None
 
 
 class RLModuleSettings(Settings, frozen=True):
@@ -404,10 +427,12 @@ class EvaluationSettings(Settings, frozen=True):
         bool, Setting("evaluate while the training step runs", boolean)
     ] = False
     evaluation_config: Annotated[
-        dict[str, Any] | None, Setting("setting overrides for the evaluation runners")
+        dict[str, Any] | None,
+        Setting("setting overrides for the evaluation runners", optional(_dict)),
     ] = None
     evaluation_num_env_runners: Annotated[
-        int, Setting("remote evaluation runners (0: the local one)", int_check(0))
+        int,
+        Setting("remote evaluation runners (0: the local one)", int_check(0, MAX_RUNNERS)),
     ] = 0
     custom_evaluation_function: Annotated[
         Any,

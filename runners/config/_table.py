@@ -34,6 +34,10 @@ def settings_markdown(
         "`runners/config/_settings.py` gives it; each algorithm's own follow. This page is made",
         "from those declarations (`hookbus settings --markdown`); a test checks that it agrees.",
         "`hookbus settings --algo PPO` prints one algorithm's settings in the terminal.",
+        "`config.validate()` (and `build()`, and loading a checkpoint's stored config) checks",
+        "every one. Besides the bounds in the table, every int setting is at most",
+        "`2**31 - 1` (a count or size beyond it is a mistake, or a hostile file), and a number",
+        "setting refuses an int too large for a float.",
     ]
     common = {(i.section, i.name): i for i in base.setting_infos()}
     for section in base.sections:

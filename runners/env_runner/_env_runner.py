@@ -211,6 +211,19 @@ class EnvRunner:
 
     # --- the rest of the runner's API -------------------------------------------------------
 
+    @property
+    def event_seq(self) -> int:
+        """The ``seq`` this runner's next event gets, under its ``source``.
+
+        A restarted runner is set to go on from its predecessor's (docs/recording.md): its
+        source's numbering never starts over.
+        """
+        return self._publisher.seq
+
+    @event_seq.setter
+    def event_seq(self, seq: int) -> None:
+        self._publisher.seq = seq
+
     async def setup(self) -> None:
         """Publish ``on_environment_created`` (once; ``sample()`` does it if not done yet)."""
         if not self._announced:

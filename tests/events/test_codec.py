@@ -96,6 +96,21 @@ def test_unencodable_values_are_named(encode: Any) -> None:
         encode({"x": Thing()})
 
 
+@pytest.mark.parametrize("encode", [codec.encode_msgpack, codec.encode_json])
+def test_any_value_the_codec_cannot_hold_is_a_codec_error(encode: Any) -> None:
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(codec.CodecError, match=r"cannot encode as (JSON|MessagePack): maximum rec"):
+        encode({"state": cycle})
+
+
+def test_an_int_beyond_64_bits_is_a_codec_error_in_messagepack() -> None:
+    # seed=10**23 once trained, then lost the run's checkpoint to an OverflowError here.
+    with pytest.raises(codec.CodecError, match=r"can't serialize ints .* \(an int out of range\)"):
+        codec.encode_msgpack({"config": {"seed": 10**23}})
+    assert codec.decode_msgpack(codec.encode_msgpack(2**64 - 1)) == 2**64 - 1
+
+
 def test_garbage_bytes_are_a_codec_error() -> None:
     with pytest.raises(codec.CodecError, match="cannot decode MessagePack as"):
         codec.decode_msgpack(b"\xc1\xc1")

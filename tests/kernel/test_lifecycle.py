@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from hookbus.events import (
+    EnvironmentCreated,
     EpisodeCreated,
     EpisodeEnd,
     EpisodeStart,
@@ -302,3 +303,41 @@ def test_inspect_check_exits_2_naming_the_violation(events: list[Any], tmp_path:
     assert len(err) == 1
     assert "on_sample_end breaks the lifecycle" in err[0]
     assert "'nobody'" in err[0]
+
+
+# --- restarts ---------------------------------------------------------------------------------
+
+ONE = "env_runner:1"
+
+
+def first_life(seq: int = 0) -> list[Any]:
+    """A runner's life cut short: its env made, an episode started and stepped, no end."""
+    return [
+        EnvironmentCreated(source=ONE, seq=seq),
+        EpisodeCreated(source=ONE, seq=seq + 1, episode_id="a", env_index=0),
+        EpisodeStart(source=ONE, seq=seq + 2, episode_id="a", env_index=0),
+        EpisodeStep(source=ONE, seq=seq + 3, episode_id="a", env_index=0),
+    ]
+
+
+@pytest.mark.parametrize("second_life_from", [4, 0])  # continued, or from 0 (older recordings)
+def test_a_restart_marker_starts_a_sources_new_life(second_life_from: int) -> None:
+    stream = [*first_life(), *first_life(second_life_from)]
+    stream[-3:] = [msgspec.structs.replace(e, episode_id="b") for e in stream[-3:]]
+    summary = check_lifecycle(stream, allow_open=True)
+    assert (summary.restarts, summary.abandoned_episodes, summary.open_episodes) == (1, 1, 1)
+    assert summary.episodes == 2
+
+
+def test_without_a_restart_marker_numbering_that_starts_over_is_refused() -> None:
+    stream = [*first_life(), *first_life()[1:]]
+    with pytest.raises(LifecycleError, match=r"seq is not the source's next one \(4\)"):
+        check_lifecycle(stream)
+
+
+def test_abandoned_episodes_are_not_open_ones() -> None:
+    stream = [*first_life(), EnvironmentCreated(source=ONE, seq=4)]
+    summary = check_lifecycle(stream, allow_open=False)  # the abandoned one is not refused
+    assert (summary.abandoned_episodes, summary.open_episodes) == (1, 0)
+    with pytest.raises(LifecycleError, match="episode still open at the end"):
+        check_lifecycle(first_life(), allow_open=False)

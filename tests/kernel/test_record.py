@@ -24,6 +24,7 @@ from hookbus.events import (
     SampleEnd,
     TrainResult,
 )
+from hookbus.events.codec import CodecError
 from hookbus.kernel import (
     MAX_FRAME_SIZE,
     Bus,
@@ -113,6 +114,19 @@ async def test_chosen_hooks_only_and_no_events_built_for_the_rest(tmp_path: Path
     assert kinds == {EpisodeEnd, SampleEnd}
     only_ends = list(read_recording(tmp_path / "ends.msgpack", hooks=["on_episode_end"]))
     assert {type(e) for e in only_ends} == {EpisodeEnd}
+
+
+async def test_an_event_the_codec_cannot_hold_is_refused_and_leaves_no_bytes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.msgpack"
+    async with Bus(Recorder(path)) as bus:
+        await bus.publish(EpisodeStep(seq=0))
+        with pytest.raises(CodecError, match=r"cannot record EpisodeStep \(on_episode_step\): "):
+            await bus.publish(EpisodeStep(seq=1, info={"big": 10**23}))
+        await bus.publish(EpisodeStep(seq=2))
+    # Nothing of the refused event reached the file: it reads through to its end.
+    assert [e.seq for e in read_recording(path)] == [0, 2]
 
 
 async def test_events_reach_the_file_at_sample_end(tmp_path: Path) -> None:

@@ -113,6 +113,43 @@ async def test_a_sync_handler_past_its_deadline_is_reported(
     assert stats.overruns == 1
 
 
+async def test_an_async_handler_that_blocks_past_its_deadline_is_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log: list[str] = []
+
+    async def blocking(**kwargs: Any) -> None:
+        time.sleep(0.06)  # noqa: ASYNC251 - never awaits: its cancel scope cannot fire
+
+    bus = Bus(statistics=True)
+    bus.subscribe(EpisodeEnd, blocking, deadline=0.01)
+    bus.subscribe(EpisodeEnd, recorder(log, "after"))
+    with caplog.at_level(logging.WARNING, logger="hookbus"):
+        await bus.publish(EpisodeEnd())
+    assert log == ["after"]  # it ran to its end: nothing raised, the chain went on
+    assert "async handler" in caplog.text
+    assert "blocking of hook 'on_episode_end'" in caplog.text
+    assert "past its deadline of 0.01 s" in caplog.text
+    assert "blocked the event loop" in caplog.text
+    (stats, _) = bus.statistics().handlers["on_episode_end"].values()
+    assert stats.overruns == 1
+
+
+async def test_an_async_handler_within_its_deadline_is_no_overrun(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def quick(**kwargs: Any) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    bus = Bus(statistics=True)
+    bus.subscribe(EpisodeEnd, quick, deadline=5)
+    with caplog.at_level(logging.WARNING, logger="hookbus"):
+        await bus.publish(EpisodeEnd())
+    assert "deadline" not in caplog.text
+    (stats,) = bus.statistics().handlers["on_episode_end"].values()
+    assert (stats.calls, stats.overruns) == (1, 0)
+
+
 async def test_the_watchdog_names_a_slow_handler_and_its_hook(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -280,7 +280,11 @@ def test_quarantine_policy_from_the_config_unsubscribes_a_failing_handler(
 @pytest.mark.parametrize(
     ("section", "settings", "message"),
     [
-        ("env_runners", {"num_env_runners": -1}, "num_env_runners must be an int >= 0, got -1"),
+        (
+            "env_runners",
+            {"num_env_runners": -1},
+            r"num_env_runners must be an int in \[0, 1024\], got -1",
+        ),
         ("env_runners", {"backend": "threads"}, "unknown backend 'threads'; allowed: 'inline'"),
         ("training", {"train_batch_size": 0}, "train_batch_size must be an int >= 1, got 0"),
         ("training", {"lr": -1.0}, "lr must be a finite number > 0, got -1.0"),

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hookbus.events import codec
 from hookbus.kernel import Callback, ConfigError
 from hookbus.runners import PPO, Algorithm, AlgorithmStateError, DQNConfig, PPOConfig
+from hookbus.runners.algorithm import read_stored_config
 
 FILE = "algorithm_state.msgpack"
 OBSERVATIONS = np.random.default_rng(0).uniform(-0.2, 0.2, size=(8, 4)).astype(np.float32)
@@ -381,6 +382,39 @@ def test_a_broken_config_section_is_refused_by_from_checkpoint(tmp_path: Path) -
     write_body(tmp_path / "ckpt", state)
     with pytest.raises(ConfigError, match="holds a bad config"):
         Algorithm.from_checkpoint(tmp_path / "ckpt")
+
+
+@pytest.mark.parametrize(
+    ("section", "setting", "value", "message"),
+    [
+        ("env_runners", "num_env_runners", 10**6, r"num_env_runners must be an int in \[0, 1024\]"),
+        (
+            "training",
+            "model",
+            {"fcnet_hiddens": [10**6] * 2},
+            r"model\[.fcnet_hiddens.\] must be .* each an int in \[1, 8192\]",
+        ),
+        ("debugging", "seed", -5, r"seed must be None or an int in \[0, 2\*\*32 - 1\], got -5"),
+        ("training", "train_batch_size", 2**40, r"train_batch_size must be .* at most 2\*\*31 - 1"),
+    ],
+)
+def test_a_stored_config_is_checked_before_anything_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, section: str, setting: str, value: Any,
+    message: str,
+) -> None:  # fmt: skip
+    with PPOConfig().environment("CartPole-v1").debugging(seed=0).build() as algo:
+        algo.save_to_path(tmp_path / "ckpt")
+    state = load_body(tmp_path / "ckpt")
+    state["config"]["settings"][section][setting] = value  # a hostile or mistyped file
+    write_body(tmp_path / "ckpt", state)
+    built: list[object] = []
+    monkeypatch.setattr(PPO, "__init__", lambda *args, **kwargs: built.append(args))
+    where = re.escape(f"checkpoint {str(tmp_path / 'ckpt')!r} holds a bad config: ")
+    with pytest.raises(ConfigError, match=where + message):
+        Algorithm.from_checkpoint(tmp_path / "ckpt")
+    with pytest.raises(ConfigError, match=where + message):
+        read_stored_config(tmp_path / "ckpt")  # what hookbus train --restore reads
+    assert built == []
 
 
 def test_version_1_files_still_load_and_are_checked(

@@ -67,14 +67,17 @@ def test_defaults_are_rllibs() -> None:
         ({"evaluation_duration": "auto"}, r"'auto' needs evaluation_parallel_to_training=True"),
         ({"evaluation_duration_unit": "steps"}, r"one of 'episodes', 'timesteps', got 'steps'"),
         ({"evaluation_sample_timeout_s": 0}, r"evaluation_sample_timeout_s must be a number > 0"),
-        ({"evaluation_num_env_runners": -2}, r"evaluation_num_env_runners must be an int >= 0"),
+        (
+            {"evaluation_num_env_runners": -2},
+            r"evaluation_num_env_runners must be an int in \[0, 1024\]",
+        ),
         ({"evaluation_config": {"explor": False}}, r"override 'explor' \(did you mean 'explore'"),
         (
             {"evaluation_config": {"num_env_runners": 2}},
             r"'num_env_runners' \(set evaluation_num_env_runners instead\)",
         ),
         ({"evaluation_config": {"explore": "no"}}, r"explore must be True or False, got 'no'"),
-        ({"evaluation_config": [("explore", False)]}, r"evaluation_config must be a dict"),
+        ({"evaluation_config": [("explore", False)]}, r"evaluation_config must be None or a dict"),
         ({"custom_evaluation_function": 3}, r"custom_evaluation_function must be callable"),
     ],
 )

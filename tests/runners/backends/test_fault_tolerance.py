@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from hookbus.events import EpisodeEnd
-from hookbus.kernel import ConfigError
+from hookbus.events import EpisodeEnd, EpisodeStep
+from hookbus.kernel import ConfigError, Recorder, check_lifecycle, read_recording
 from hookbus.runners import PPOConfig, RemoteError
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
@@ -278,6 +278,50 @@ def test_observers_of_a_killed_worker_keep_order_per_source(
     assert set(by_source) == {"env_runner:1", "env_runner:2"}
     for seqs in by_source.values():
         assert seqs == sorted(seqs)
+
+
+def test_observers_never_see_the_events_of_a_request_that_failed(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    # Runner 1's env raises at its 30th step: the 29 steps before it in that request are
+    # dropped with its samples, so the observers see exactly the steps the learner got.
+    steps: dict[str, int] = {}
+
+    def count(event: EpisodeStep, **kwargs: Any) -> None:
+        steps[event.source] = steps.get(event.source, 0) + 1
+
+    with faulty(small_ppo, tmp_path, how="raise").build() as algo:
+        algo.bus.subscribe(EpisodeStep, count)
+        first = algo.train()
+        assert first["env_runner_group"]["num_healthy_env_runners"] == 1  # runner 1 failed
+        assert sum(steps.values()) == first["num_env_steps_sampled_lifetime"]
+        second = algo.train()  # runner 1 restarted: its events arrive again
+    assert sum(steps.values()) == second["num_env_steps_sampled_lifetime"]
+    assert set(steps) == {"env_runner:1", "env_runner:2"}
+
+
+@pytest.mark.parametrize(("backend", "how"), [("process", "kill"), ("inline", "raise")])
+def test_a_recording_with_a_restart_keeps_the_lifecycle(
+    small_ppo: PPOConfig, tmp_path: Path, backend: str, how: str
+) -> None:
+    # The restarted runner goes on numbering its source where the Algorithm's observers
+    # left it; its on_environment_created marks the restart for check_lifecycle.
+    path = tmp_path / "run.msgpack"
+    config = faulty(small_ppo, tmp_path, how=how, backend=backend)
+    with config.callbacks([Recorder(path), process_helpers.Recreations()]).build() as algo:
+        algo.train()
+        algo.train()
+        recreations = algo.bus.callbacks[1]
+    assert recreations.calls == [([1], False)]  # type: ignore[attr-defined]
+    events = list(read_recording(path))
+    seqs = [e.seq for e in events if e.source == "env_runner:1"]
+    assert seqs == list(range(len(seqs)))  # one numbering, gap-free, across both lives
+    summary = check_lifecycle(events)
+    assert summary.restarts == 1
+    # Runner 1 failed in its first sample request, in its first episode: an inline runner's
+    # observers saw that episode start (it is abandoned); a worker's failed request brought
+    # none of its events (dropped with its samples).
+    assert summary.abandoned_episodes == (1 if backend == "inline" else 0)
 
 
 def test_failure_tolerance_and_restore_timeout_defaults_and_bad_values() -> None:

@@ -194,6 +194,39 @@ def test_no_actor_outlives_stop_or_a_failed_build(ray_ppo: PPOConfig, tmp_path: 
     wait_until(lambda: ray.available_resources().get("CPU") == 2.0)  # every actor released
 
 
+def test_actors_ray_cannot_place_are_one_error_naming_cpus_asked_and_had(
+    ray_ppo: PPOConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 3 runners x 1 CPU on the session's 2-CPU Ray: the third actor never gets placed, and
+    # Ray would wait for it forever.
+    import ray
+
+    monkeypatch.setenv("HOOKBUS_RAY_PLACEMENT_TIMEOUT_S", "3")
+    config = ray_ppo.copy().env_runners(num_env_runners=3, num_cpus_per_env_runner=1)
+    message = (
+        r"Ray did not place and start env runner \d's actor within 3 s \(HOOKBUS_RAY_PLACEMENT_"
+        r"TIMEOUT_S\): the config asks for 3 runners x 1 CPU \(num_cpus_per_env_runner\) = 3 "
+        r"CPUs, and the Ray cluster has 2 CPUs, [\d.]+ of them free; lower num_env_runners or "
+    )
+    with pytest.raises(ConfigError, match=message):
+        config.build()
+    wait_until(lambda: ray.available_resources().get("CPU") == 2.0)  # every actor released
+    # What fits still builds (with the default timeout: under load, starting an actor's
+    # process alone may take seconds).
+    monkeypatch.delenv("HOOKBUS_RAY_PLACEMENT_TIMEOUT_S")
+    with ray_ppo.build() as algo:
+        assert algo.env_runner_group.healthy_env_runner_ids() == [1, 2]
+
+
+def test_a_bad_placement_timeout_is_named(
+    ray_ppo: PPOConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOOKBUS_RAY_PLACEMENT_TIMEOUT_S", "soon")
+    with pytest.raises(ConfigError, match=r"HOOKBUS_RAY_PLACEMENT_TIMEOUT_S must be a number of "
+                       r"seconds > 0, got 'soon'"):  # fmt: skip
+        ray_ppo.build()
+
+
 def wait_until(condition: Any, seconds: float = 15.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():

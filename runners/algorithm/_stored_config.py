@@ -1,0 +1,152 @@
+"""What a checkpoint keeps of its config: data settings only, checked before any use.
+
+``config_record`` writes it (the config's class, its data settings by section, the names of
+the settings that held code); ``read_stored_config`` (``hookbus train --restore``) and
+``config_from_record`` (``Algorithm.from_checkpoint``) read it back, checking each value as
+its setting declares (bounds included) before anything is built from it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import msgspec
+
+from hookbus.kernel import ConfigError
+
+from ..config import AlgorithmConfig
+from ..envs import RegisteredEnv
+from ._checkpoint import read_checkpoint
+
+__all__ = (
+    "StoredConfig",
+    "config_from_record",
+    "config_record",
+    "read_stored_config",
+    "stored_config",
+)
+
+
+class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a checkpoint keeps of its config: the class, its data settings, what held code.
+
+    Settings whose values are data (numbers, strings, lists, dicts of those) are kept by
+    section; code (callbacks, env creators, functions) is never written to a checkpoint,
+    only the names of the settings that held it, so that loading a file never names code
+    to run.
+    """
+
+    config_class: str = msgspec.field(name="class")
+    settings: dict[str, dict[str, Any]]
+    code: list[str]
+
+
+def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
+    """Describe ``config`` as plain data (a ``StoredConfig``), for ``from_checkpoint``."""
+    settings: dict[str, dict[str, Any]] = {}
+    code: list[str] = []
+    for section, values in config.to_dict().items():
+        if section not in config.sections:  # "callbacks": code, named below
+            continue
+        # A registered env is kept by its name: loading finds it where it is registered.
+        values = {k: v.name if isinstance(v, RegisteredEnv) else v for k, v in values.items()}
+        kept = {name: value for name, value in values.items() if _is_data(value)}
+        code += [name for name in values if name not in kept]
+        settings[section] = kept
+    if config.callbacks_class or config.callbacks_per_hook:
+        code.append("callbacks")
+    record: dict[str, Any] = msgspec.to_builtins(
+        StoredConfig(type(config).__name__, settings, code)
+    )
+    return record
+
+
+def stored_config(record: Any, path: str | os.PathLike[str]) -> StoredConfig:
+    """Decode a checkpoint's config record; ConfigError naming the checkpoint if it is bad."""
+    try:
+        return msgspec.convert(record, StoredConfig)
+    except msgspec.ValidationError:
+        raise ConfigError(
+            f"checkpoint {str(path)!r} holds no readable config; pass config=..."
+        ) from None
+
+
+def read_stored_config(path: str | os.PathLike[str]) -> tuple[str, StoredConfig]:
+    """Return the Algorithm's name and the config that checkpoint ``path`` keeps.
+
+    Each stored setting is checked as its declaration says (bounds included) before it is
+    returned: a checkpoint never gets a value past ``validate()`` by being loaded.
+    """
+    state = read_checkpoint(path)
+    stored = stored_config(state["config"], path)
+    _check_values(stored, path)
+    return state["algorithm"], stored
+
+
+def _is_data(value: object) -> bool:
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_data(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_data(v) for k, v in value.items())
+    return False
+
+
+def config_from_record(record: object, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
+    """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
+    stored = stored_config(record, path)
+    if stored.code:
+        raise ConfigError(
+            f"checkpoint {str(path)!r} was saved from a config with code in "
+            f"{', '.join(map(str, stored.code))}, which checkpoints never hold; pass it: "
+            f"Algorithm.from_checkpoint(path, config=...)"
+        )
+    config: AlgorithmConfig[Any] = _config_class(stored, path)()
+    # Decoded through the sections' typed structs: a file only ever sets settings; then
+    # checked whole, bounds included, before anything is built from it (a file asking for
+    # a million runners or a huge network is refused here).
+    where = f"checkpoint {str(path)!r} holds a bad config"
+    config.update_from_dict(stored.settings, where=where)
+    try:
+        config.validate()
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return config
+
+
+def _check_values(stored: StoredConfig, path: str | os.PathLike[str]) -> None:
+    """Run each stored data setting's declared check; ConfigError naming the checkpoint."""
+    config_class = _config_class(stored, path)
+    infos = {(i.section, i.name): i for i in config_class().setting_infos()}
+    for section, values in stored.settings.items():
+        for name, value in values.items():
+            info = infos.get((section, name))
+            # Unknown names are update_from_dict's to refuse; code settings (the env among
+            # them) are checked when the config is built, with what the caller adds.
+            if info is None or info.check is None or info.holds_code:
+                continue
+            try:
+                info.check(name, value)
+            except ConfigError as exc:
+                raise ConfigError(f"checkpoint {str(path)!r} holds a bad config: {exc}") from None
+
+
+def _config_class(stored: StoredConfig, path: str | os.PathLike[str]) -> Any:
+    classes = {c.__name__: c for c in _subclasses(AlgorithmConfig)}
+    config_class = classes.get(stored.config_class)
+    if config_class is None:
+        raise ConfigError(
+            f"checkpoint {str(path)!r} needs config class {stored.config_class!r}; known: "
+            f"{', '.join(sorted(classes))}"
+        )
+    return config_class
+
+
+def _subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        found += [sub, *_subclasses(sub)]
+    return found
