@@ -57,9 +57,7 @@ def make_recording(path: Path, events: int) -> int:
     )
     with config.build(bus=bus) as algo:
         while recorder.events_written < events:
-            anyio.run(
-                functools.partial(algo.env_runner.sample, num_timesteps=50_000, random_actions=True)
-            )
+            algo.env_runner.sample(num_timesteps=50_000, random_actions=True)
     bus.close()
     return recorder.events_written
 

@@ -21,7 +21,11 @@ import gymnasium as gym
 
 from hookbus.events import (
     AlgorithmInit,
+    BaseEvent,
     CheckpointLoaded,
+    EnvRunnersRecreated,
+    EvaluateEnd,
+    EvaluateStart,
     TrainResult,
 )
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
@@ -46,6 +50,16 @@ from ._structure import check_structure
 __all__ = ("Algorithm",)
 
 B = TypeVar("B")
+
+ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
+    AlgorithmInit,
+    TrainResult,
+    EvaluateStart,
+    EvaluateEnd,
+    CheckpointLoaded,
+    EnvRunnersRecreated,
+)
+"""The Algorithm-side hooks: their all-sync chains run in a worker thread."""
 
 
 class Algorithm:
@@ -74,12 +88,14 @@ class Algorithm:
         self._env_runner_group: EnvRunnerGroup | None = None
         self._evaluation: Evaluation | None = None  # built only when something evaluates
         self._lifecycle = Lifecycle.BUILT
-        # Sync handlers of the hooks published between steps run in a worker thread, so
-        # they may call sync facades (group.foreach_env, algorithm.save_to_path).
+        # Sync handlers of the Algorithm-side hooks run in a worker thread, so they may call
+        # sync facades (group.foreach_env_runner, algorithm.save_to_path) with worker
+        # processes behind them, as RLlib's handlers do. They fire once per iteration or
+        # round: the hop costs about a thread handover each (bench/dispatch.py).
         self._publisher = Publisher(
             self.bus,
             "algorithm",
-            offload_sync=(AlgorithmInit, TrainResult, CheckpointLoaded),
+            offload_sync=ALGORITHM_HOOK_EVENTS,
             algorithm=self,
             metrics_logger=self.metrics,
         )
