@@ -39,9 +39,9 @@ def sampling_rate(steps: int, recorder_path: Path | None) -> float:
     )
     with config.build() as algo:
         runner = algo.env_runner
-        anyio.run(functools.partial(runner.sample, num_timesteps=steps // 10, random_actions=True))
+        anyio.run(functools.partial(runner.asample, num_timesteps=steps // 10, random_actions=True))
         start = time.perf_counter()
-        anyio.run(functools.partial(runner.sample, num_timesteps=steps, random_actions=True))
+        anyio.run(functools.partial(runner.asample, num_timesteps=steps, random_actions=True))
         return steps / (time.perf_counter() - start)
 
 
