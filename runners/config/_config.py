@@ -12,6 +12,7 @@ import msgspec
 
 from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
 
+from .._deprecation import warn_deprecated
 from .._errors import refuse_while_loading_main
 from ._multi_agent import check_multi_agent, is_multi_agent
 from ._sections import ConfigSections
@@ -154,6 +155,17 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         """Return a new config with the settings of ``config_dict`` (``update_from_dict``)."""
         settings = {k: v for k, v in config_dict.items() if k != "_is_frozen"}
         return cls().update_from_dict(settings)
+
+    def rollouts(self, *args: Any, **kwargs: Any) -> Self:
+        """Deprecated in RLlib: ``env_runners()``, with the same keywords."""
+        warn_deprecated("AlgorithmConfig.rollouts(..)", "AlgorithmConfig.env_runners(..)")
+        return self.env_runners(*args, **kwargs)
+
+    @property
+    def train_batch_size_per_learner(self) -> int:
+        """RLlib's per-learner batch: hookbus has one learner, so ``train_batch_size``."""
+        value: int = self.train_batch_size
+        return value
 
     def freeze(self) -> None:
         """Make this config read-only: setting anything raises AttributeError (as RLlib)."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hookbus.kernel import Bus, ConfigError, Control, Episode, Publisher
 
+from .._deprecation import warn_deprecated
 from .._loop import LoopThread, in_event_loop, run_sync
 from ..backends import load_backend
 from ..backends._base import EnvRunnerHandle
@@ -125,6 +126,31 @@ class EnvRunnerGroup:
     def num_env_runners(self) -> int:
         """How many remote runners there are."""
         return len(self.remote_env_runners)
+
+    def num_remote_env_runners(self) -> int:
+        """Return how many remote runners there are (RLlib's name)."""
+        return len(self.remote_env_runners)
+
+    # --- RLlib 2.40's deprecated names: they work and warn -----------------------------------
+
+    def foreach_worker(self, func: RunnerFunction, **keywords: Any) -> list[Any]:
+        """Deprecated in RLlib: ``foreach_env_runner()``, with the same keywords."""
+        warn_deprecated("EnvRunnerGroup.foreach_worker", "EnvRunnerGroup.foreach_env_runner")
+        return self.foreach_env_runner(func, **keywords)
+
+    def healthy_worker_ids(self) -> list[int]:
+        """Deprecated in RLlib: ``healthy_env_runner_ids()``."""
+        warn_deprecated(
+            "EnvRunnerGroup.healthy_worker_ids", "EnvRunnerGroup.healthy_env_runner_ids"
+        )
+        return self.healthy_env_runner_ids()
+
+    def num_remote_workers(self) -> int:
+        """Deprecated in RLlib: ``num_remote_env_runners()``."""
+        warn_deprecated(
+            "EnvRunnerGroup.num_remote_workers", "EnvRunnerGroup.num_remote_env_runners"
+        )
+        return self.num_remote_env_runners()
 
     async def _settle(
         self, runners: Sequence[EnvRunnerHandle], outcomes: Sequence[T | Exception]

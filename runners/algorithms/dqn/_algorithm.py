@@ -123,7 +123,7 @@ class DQN(Algorithm):
         except ValueError as exc:
             raise ConfigError(f"bad DQN setting: {exc}") from exc
 
-    async def training_step(self) -> None:
+    async def atraining_step(self) -> None:
         """Sample rounds into the buffer, train on replayed batches, update the target."""
         group, config, metrics = self.env_runner_group, self.config, self.metrics
         # With every runner out (failed, waiting for its restart), sample() restarts them:

@@ -121,7 +121,7 @@ class PPO(Algorithm):
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc
 
-    async def training_step(self) -> None:
+    async def atraining_step(self) -> None:
         """Sample a train batch, update the learner on it, send the new weights out."""
         group, config, metrics = self.env_runner_group, self.config, self.metrics
         with metrics.log_time(("timers", "env_runner_sampling_timer")):
