@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import msgspec
 import numpy as np
 
 from hookbus.events import SampleEnd
@@ -162,6 +163,32 @@ class EnvRunner:
         """Sample as ``request`` asks: what ``sample()`` does, and what backends call."""
         if not self._announced:
             await self._announce()
+        target = request.complete_episodes_to
+        if target is None and request.num_timesteps is request.num_episodes is None:
+            if self.config.batch_mode == "complete_episodes":
+                target = self.config.train_batch_size  # RLlib's sample() with no budget
+        if target is None:
+            samples, steps = await self._sample_once(request)
+        else:  # whole episodes, round after round, published as one call
+            rounds = msgspec.structs.replace(
+                request, complete_episodes_to=None, num_episodes=self.num_envs, exact=True
+            )
+            samples, steps = [], 0
+            while steps < target:
+                more, taken = await self._sample_once(rounds)
+                samples += more
+                steps += taken
+        if self._publisher.wants(SampleEnd):
+            await self._publisher.publish(
+                SampleEnd,
+                {"samples": samples},
+                num_env_steps=steps,
+                episode_ids=[episode.id_ for episode in samples],
+            )
+        return samples
+
+    async def _sample_once(self, request: SampleRequest) -> tuple[list[Episode], int]:
+        """Step the envs for one budget; return the chunks and the env steps taken."""
         if request.force_reset:
             self._drop_ongoing()
         if self._needs_reset:
@@ -180,14 +207,7 @@ class EnvRunner:
         samples = self._cut(done, dropped)
         if request.exact and None in self._episodes:
             self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh
-        if self._publisher.wants(SampleEnd):
-            await self._publisher.publish(
-                SampleEnd,
-                {"samples": samples},
-                num_env_steps=steps,
-                episode_ids=[episode.id_ for episode in samples],
-            )
-        return samples
+        return samples, steps
 
     async def sample_and_get_metrics(
         self, request: SampleRequest | None = None, /, **options: Any

@@ -265,17 +265,10 @@ class EnvRunnerGroup:
         if self.config.batch_mode != "complete_episodes":
             call = functools.partial(runner.sample, SampleRequest(num_timesteps=share))
             return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
-        # RLlib's "complete_episodes": whole episodes, one per sub-env and call (each call
-        # starts them from a reset), until the share of env steps is reached.
-        request = SampleRequest(num_episodes=self.config.num_envs_per_env_runner, exact=True)
-        call = functools.partial(runner.sample, request)
-        episodes: list[Episode] = []
-        steps = 0
-        while steps < share:
-            part = await within(runner, timeout, call, what=what, setting="sample_timeout_s")
-            episodes.extend(part)
-            steps += sum(map(len, part))
-        return episodes
+        # RLlib's "complete_episodes": whole episodes from a reset, until the share of env
+        # steps is reached, in one sample() call (one on_sample_end), as RLlib's runner.
+        call = functools.partial(runner.sample, SampleRequest(complete_episodes_to=share))
+        return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
 
     async def get_metrics(self) -> list[dict[str, Any]]:
         """Return a metrics snapshot (``reduce()``) of every sampling runner that answers.

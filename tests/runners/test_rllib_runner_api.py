@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from hookbus.kernel import Bus, ConfigError
-from hookbus.runners import AlgorithmStateError, EnvRunner, PPOConfig
+from hookbus.runners import AlgorithmStateError, EnvRunner, PPOConfig, SampleRequest
 
 sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
 import process_helpers
@@ -154,3 +154,22 @@ def test_sync_handlers_of_every_algorithm_hook_reach_worker_processes(
         ]
     hooks = ["on_algorithm_init", "on_train_result", "on_evaluate_start", "on_evaluate_end"]
     assert handler.pongs == {hook: ["pong"] * 3 for hook in [*hooks, "on_checkpoint_loaded"]}
+
+
+def test_complete_episodes_sample_returns_whole_episodes_up_to_the_train_batch() -> None:
+    """RLlib's SingleAgentEnvRunner.sample() with no budget and complete_episodes."""
+    ends: list[int] = []
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(batch_mode="complete_episodes", num_envs_per_env_runner=2)
+        .training(train_batch_size=120)
+        .debugging(seed=0)
+    )
+    bus = Bus(on_sample_end=lambda *, samples: ends.append(len(samples)))
+    episodes = EnvRunner(config, bus=bus).sample(random_actions=True)
+    assert sum(map(len, episodes)) >= 120
+    assert all(episode.is_done for episode in episodes)
+    assert ends == [len(episodes)]  # one call, one on_sample_end
+    with pytest.raises(ConfigError, match="complete_episodes_to alone"):
+        SampleRequest(complete_episodes_to=10, num_timesteps=5)
