@@ -102,7 +102,7 @@ class Algorithm:
             algorithm=self,
             metrics_logger=self.metrics,
         )
-        self._updates = LearnerUpdates(self._publisher)
+        self._updates = LearnerUpdates(self._publisher, self.metrics)
         # A bus given inside a running loop belongs to that loop's code: only async use then.
         self._sync = SyncFacade(self.asetup, caller_loop=bus is not None and in_event_loop())
         if not in_event_loop():
