@@ -13,10 +13,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pytest
 
 from hookbus.kernel import Bus, ConfigError
-from hookbus.runners import AlgorithmStateError, EnvRunner, PPOConfig, SampleRequest
+from hookbus.runners import (
+    AlgorithmStateError,
+    EnvContext,
+    EnvRunner,
+    PPOConfig,
+    SampleRequest,
+    make_multi_agent,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
 import process_helpers
@@ -173,3 +181,19 @@ def test_complete_episodes_sample_returns_whole_episodes_up_to_the_train_batch()
     assert ends == [len(episodes)]  # one call, one on_sample_end
     with pytest.raises(ConfigError, match="complete_episodes_to alone"):
         SampleRequest(complete_episodes_to=10, num_timesteps=5)
+
+
+def test_make_multi_agent_hands_each_creator_the_env_context() -> None:
+    """As RLlib's make_multi_agent: the creator gets the EnvContext (worker_index works)."""
+    seen: list[tuple[str, int, bool, int]] = []
+
+    def creator(ctx: Any) -> Any:
+        seen.append((type(ctx).__name__, ctx.worker_index, "num_agents" in ctx, ctx["x"]))
+        return gym.make("CartPole-v1")
+
+    context = EnvContext({"num_agents": 2, "x": 1}, worker_index=3)
+    make_multi_agent(creator)(context)
+    assert seen == [("EnvContext", 3, False, 1)] * 2
+    assert context["num_agents"] == 2  # the caller's context is left as it was
+    make_multi_agent(creator)({"x": 5})  # a plain dict still works
+    assert seen[-1] == ("EnvContext", 0, False, 5)
