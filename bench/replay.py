@@ -39,9 +39,9 @@ def sampling_rate(steps: int, recorder_path: Path | None) -> float:
     )
     with config.build() as algo:
         runner = algo.env_runner
-        anyio.run(functools.partial(runner.sample, num_timesteps=steps // 10, random_actions=True))
+        anyio.run(functools.partial(runner.asample, num_timesteps=steps // 10, random_actions=True))
         start = time.perf_counter()
-        anyio.run(functools.partial(runner.sample, num_timesteps=steps, random_actions=True))
+        anyio.run(functools.partial(runner.asample, num_timesteps=steps, random_actions=True))
         return steps / (time.perf_counter() - start)
 
 
@@ -57,9 +57,7 @@ def make_recording(path: Path, events: int) -> int:
     )
     with config.build(bus=bus) as algo:
         while recorder.events_written < events:
-            anyio.run(
-                functools.partial(algo.env_runner.sample, num_timesteps=50_000, random_actions=True)
-            )
+            algo.env_runner.sample(num_timesteps=50_000, random_actions=True)
     bus.close()
     return recorder.events_written
 

@@ -63,9 +63,9 @@ def hookbus_sampling(
     with config.build() as algo:
         runner = algo.env_runner
         sample = functools.partial(
-            runner.sample, num_timesteps=steps, random_actions=random_actions
+            runner.asample, num_timesteps=steps, random_actions=random_actions
         )
-        anyio.run(functools.partial(runner.sample, num_timesteps=steps // 10))  # warm up
+        anyio.run(functools.partial(runner.asample, num_timesteps=steps // 10))  # warm up
         episodes_before = runner.metrics.peek("num_episodes_lifetime", default=0)
         start = time.perf_counter()
         chunks = anyio.run(sample)
@@ -95,9 +95,9 @@ def multi_agent_sampling(steps: int, *, random_actions: bool) -> float:
     )
     with config.build() as algo:
         runner = algo.env_runner
-        anyio.run(functools.partial(runner.sample, num_timesteps=steps // 20))  # warm up
+        anyio.run(functools.partial(runner.asample, num_timesteps=steps // 20))  # warm up
         sample = functools.partial(
-            runner.sample, num_timesteps=steps // 2, random_actions=random_actions
+            runner.asample, num_timesteps=steps // 2, random_actions=random_actions
         )
         start = time.perf_counter()
         chunks = anyio.run(sample)

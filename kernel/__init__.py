@@ -23,6 +23,7 @@ from ._errors import (
 )
 from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
 from ._hooks import LIVE_ARGS as LIVE_ARGS, OPTIONAL_LIVE_ARGS as OPTIONAL_LIVE_ARGS
+from ._learner_loggers import LearnerLoggers as LearnerLoggers
 from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
 from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
 from ._options import BusOptions as BusOptions
@@ -59,6 +60,7 @@ __all__ = (
     "HandlerStatistics",
     "HookbusError",
     "HookbusWarning",
+    "LearnerLoggers",
     "LifecycleError",
     "LifecycleSummary",
     "MultiAgentEpisode",

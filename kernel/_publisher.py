@@ -137,6 +137,12 @@ class Publisher:
         control, self._requests = self._requests, None
         return control
 
+    def set_fixed(self, **fixed: Any) -> None:
+        """Replace fixed live arguments (an EnvRunner's new ``env`` after ``make_env()``)."""
+        self._fixed_all = {**self._fixed_all, **fixed}
+        for event_type in list(self._dispatchers):
+            self._add(event_type)
+
     def _add(self, event_type: type[BaseEvent]) -> Dispatcher:
         dispatcher = self.bus.dispatcher(event_type)  # checked: ConfigError if no event type
         take = dispatcher.live_args

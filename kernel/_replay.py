@@ -16,6 +16,7 @@ from hookbus.events import (
     EpisodeStart,
     EpisodeStep,
     EvaluateEnd,
+    LearnerUpdateEnd,
     PostprocessTrajectory,
     SampleEnd,
     TrainResult,
@@ -26,6 +27,7 @@ from ._bus import Bus
 from ._episode import Episode
 from ._errors import ConfigError, HookbusWarning
 from ._hooks import event_type_for, live_args_of
+from ._learner_loggers import LearnerLoggers
 from ._multi_agent_episode import MultiAgentEpisode
 from ._read import read_recording
 from ._replay_agents import multi_agent_from, replay_reset, replay_step
@@ -85,6 +87,7 @@ async def replay(
     else:
         events = source
     rebuilder = _Episodes(max_open_episodes)
+    learners = LearnerLoggers(logger)  # the learner hooks' loggers, as the Algorithm's
     count = 0
     try:
         for event in events:
@@ -93,7 +96,12 @@ async def replay(
                 continue
             if keep_sources is not None and event.source not in keep_sources:
                 continue
+            learner_logger = learners.for_event(event)
+            if learner_logger is not None:
+                live["metrics_logger"] = learner_logger
             await bus.publish(event, **live)
+            if isinstance(event, LearnerUpdateEnd):
+                learners.update_done(event.module_id)
             count += 1
     finally:
         if own_bus:

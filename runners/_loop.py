@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -11,7 +12,7 @@ from anyio.from_thread import BlockingPortal
 
 from ._errors import AlgorithmStateError
 
-__all__ = ("LoopThread", "in_event_loop", "run_sync")
+__all__ = ("LoopThread", "blocking", "in_event_loop", "run_sync")
 
 T = TypeVar("T")
 
@@ -59,6 +60,10 @@ class LoopThread:
         ready.wait()
         if self._error is not None:
             raise self._error
+
+    def on_its_thread(self) -> bool:
+        """Tell whether the caller is the loop's own thread (it must not block on the loop)."""
+        return threading.get_ident() == self.thread_id
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run ``await fn(*args)`` in the loop and return its result (or raise its error).
@@ -149,3 +154,28 @@ def run_sync(
         return value
     coroutine.close()
     raise RuntimeError(f"hookbus bug: {fn!r} waited although may_wait=False")
+
+
+def blocking(loop: LoopThread | None, twin: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Return ``await fn(*args)`` for a sync method of an EnvRunner (``sample()``).
+
+    From a thread other than ``loop``'s: in ``loop``. On a thread running an event loop
+    (the loop's own, say a sync per-step handler): an ``AlgorithmStateError`` naming
+    ``twin``, never a deadlock. From a worker thread of the caller's loop (where
+    ``foreach_env_runner`` runs user functions): in that loop. Anywhere else (a runner of
+    its own, in a worker process or a script): in a fresh event loop.
+    """
+    if loop is not None and threading.get_ident() != loop.thread_id:
+        return loop.call(fn, *args)
+    if in_event_loop():
+        raise AlgorithmStateError(
+            f"this call waits for the runner's event loop, and this thread runs that loop: "
+            f"blocking here would deadlock; make the handler async and use `await {twin}`"
+        )
+    try:
+        result: T = anyio.from_thread.run(fn, *args)  # type: ignore[arg-type]
+        return result
+    except RuntimeError as exc:
+        if "worker thread" not in str(exc):
+            raise
+    return anyio.run(functools.partial(fn, *args))

@@ -25,12 +25,12 @@ class LearnerWatch(Callback):
             learner.lr = learner.lr / 2
 
     def on_learner_update_end(self, *, event: Any, metrics_logger: Any, **kwargs: Any) -> None:
-        # Keys under ("learners", <module id>) appear in train()'s result next to the
-        # learner's own stats, in this same iteration's result.
-        stats, key = event.stats, ("learners", event.module_id)
+        # metrics_logger is the learner's (as in RLlib): what is logged here appears under
+        # result["learners"][<module id>], next to the learner's own stats, this iteration.
+        stats = event.stats
         grad_norm = stats["gradients_default_optimizer_global_norm"]
-        metrics_logger.log_value((*key, "grad_norm_seen"), grad_norm, reduce="item")
-        metrics_logger.log_value((*key, "policy_loss_seen"), stats["policy_loss"], reduce="item")
+        metrics_logger.log_value("grad_norm_seen", grad_norm, reduce="item")
+        metrics_logger.log_value("policy_loss_seen", stats["policy_loss"], reduce="item")
 
 
 config = (

@@ -9,6 +9,7 @@ composes: ``SyncFacade`` (``_facade``), ``LearnerUpdates`` (``_learning``), the 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -21,14 +22,19 @@ import gymnasium as gym
 
 from hookbus.events import (
     AlgorithmInit,
+    BaseEvent,
     CheckpointLoaded,
+    EnvRunnersRecreated,
+    EvaluateEnd,
+    EvaluateStart,
     TrainResult,
 )
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
 from hookbus.metrics import MetricsLogger
 
+from .._deprecation import warn_deprecated
 from .._errors import AlgorithmStateError, refuse_while_loading_main
-from .._loop import in_event_loop
+from .._loop import blocking as run_blocking, in_event_loop
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
 from ..envs import EnvContext, TaskSettableEnv
@@ -48,6 +54,16 @@ __all__ = ("Algorithm",)
 
 B = TypeVar("B")
 
+ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
+    AlgorithmInit,
+    TrainResult,
+    EvaluateStart,
+    EvaluateEnd,
+    CheckpointLoaded,
+    EnvRunnersRecreated,
+)
+"""The Algorithm-side hooks: their all-sync chains run in a worker thread."""
+
 
 class Algorithm(TuneTrainable):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
@@ -59,7 +75,8 @@ class Algorithm(TuneTrainable):
     event loop, ``async with config.build() as algo: await algo.atrain()`` runs it in that
     loop instead, and then only the async methods serve.
 
-    Subclasses set ``build_learner()`` and ``training_step()``.
+    Subclasses set ``build_learner()`` and ``atraining_step()`` (or RLlib's sync
+    ``training_step()``).
     """
 
     def __init__(
@@ -91,17 +108,6 @@ class Algorithm(TuneTrainable):
             self._start_trial(dict(config or {}), storage)
             return
         self._init_algorithm(self.config_for(config, env), bus)
-
-    @classmethod
-    def get_default_config(cls) -> AlgorithmConfig[Any]:
-        """Return a new config of this algorithm with its defaults (RLlib's classmethod).
-
-        Each algorithm overrides it (``PPO.get_default_config()`` is a ``PPOConfig()``).
-        """
-        raise ConfigError(
-            f"{cls.__name__} has no default config of its own; build it from its config "
-            f"(config.build()) or override get_default_config()"
-        )
 
     @classmethod
     def config_for(
@@ -138,16 +144,18 @@ class Algorithm(TuneTrainable):
         self._env_runner_group: EnvRunnerGroup | None = None
         self._evaluation: Evaluation | None = None  # built only when something evaluates
         self._lifecycle = Lifecycle.BUILT
-        # Sync handlers of the hooks published between steps run in a worker thread, so
-        # they may call sync facades (group.foreach_env, algorithm.save_to_path).
+        # Sync handlers of the Algorithm-side hooks run in a worker thread, so they may call
+        # sync facades (group.foreach_env_runner, algorithm.save_to_path) with worker
+        # processes behind them, as RLlib's handlers do. They fire once per iteration or
+        # round: the hop costs about a thread handover each (bench/dispatch.py).
         self._publisher = Publisher(
             self.bus,
             "algorithm",
-            offload_sync=(AlgorithmInit, TrainResult, CheckpointLoaded),
+            offload_sync=ALGORITHM_HOOK_EVENTS,
             algorithm=self,
             metrics_logger=self.metrics,
         )
-        self._updates = LearnerUpdates(self._publisher)
+        self._updates = LearnerUpdates(self._publisher, self.metrics)
         # A bus given inside a running loop belongs to that loop's code: only async use then.
         self._sync = SyncFacade(self.asetup, caller_loop=bus is not None and in_event_loop())
         if not in_event_loop():
@@ -171,13 +179,23 @@ class Algorithm(TuneTrainable):
             f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
         )
 
-    async def training_step(self) -> None:
+    async def atraining_step(self) -> None:
         """Run one iteration: sample, update the learner, sync weights, log metrics.
 
         Log ``num_env_steps_sampled_lifetime`` (reduce "sum"), the runners' metrics under
         ``env_runners`` and the learner's under ``learners``, as PPO and DQN do.
         """
         raise NotImplementedError
+
+    def training_step(self) -> None:
+        """Run one iteration (sync, as RLlib's): the async ``atraining_step()``.
+
+        An RLlib-style override ``def training_step(self): ... super().training_step()``
+        runs as written: ``train()`` calls a sync override in a worker thread, from which
+        this blocks on the Algorithm's loop (free meanwhile). An ``async def`` override is
+        awaited on the loop instead.
+        """
+        run_blocking(self._sync.loop, "algorithm.atraining_step()", self.atraining_step)
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return algorithm-specific state for checkpoints (plain data, numpy array copies)."""
@@ -377,7 +395,13 @@ class Algorithm(TuneTrainable):
 
     async def _timed_training_step(self) -> None:
         with self.metrics.log_time(("timers", "training_iteration")):
-            await self.training_step()
+            step = self.training_step
+            if inspect.iscoroutinefunction(step):  # an async override, awaited here
+                await step()
+            elif type(self).training_step is Algorithm.training_step:
+                await self.atraining_step()  # no sync override: no thread hop
+            else:  # RLlib's sync override; it may call super().training_step()
+                await anyio.to_thread.run_sync(step)
 
     async def aevaluate(self) -> dict[str, Any]:
         """Run one evaluation round and return its metrics (``result["evaluation"]``).
@@ -568,6 +592,84 @@ class Algorithm(TuneTrainable):
             raise AlgorithmStateError(_NOT_SET_UP)
         return self._env_runner_group
 
+    @classmethod
+    def get_default_config(cls) -> AlgorithmConfig[Any]:
+        """Return a new config of this algorithm (RLlib's classmethod): ``PPO`` gives a
+        ``PPOConfig()``."""
+        for config_class in _subclasses(AlgorithmConfig):
+            if config_class.algo_class is cls:
+                config: AlgorithmConfig[Any] = config_class()
+                return config
+        raise ConfigError(
+            f"no AlgorithmConfig subclass names {cls.__name__} as its algo_class; define "
+            f"one (class MyConfig(AlgorithmConfig[{cls.__name__}]): algo_class = "
+            f"{cls.__name__})"
+        )
+
+    def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:
+        """Return the learner's module ``module_id`` (RLlib's; the runners act with it)."""
+        module = self.learner.module
+        if isinstance(self.learner, MultiLearner):
+            return module[module_id]  # type: ignore[index]
+        if module_id != DEFAULT_MODULE_ID:
+            raise KeyError(
+                f"get_module({module_id!r}): this single-agent run has one module, "
+                f"{DEFAULT_MODULE_ID!r}"
+            )
+        return module
+
+    def get_weights(self) -> dict[str, Any]:
+        """Return the learner's weights by module id (RLlib's new-stack form)."""
+        state: dict[str, Any] = self.learner.module.get_state()
+        if isinstance(self.learner, MultiLearner):
+            return state
+        return {DEFAULT_MODULE_ID: state}
+
+    def set_weights(self, weights: dict[str, Any]) -> None:
+        """Load weights by module id (as ``get_weights()`` returns them) into the learner;
+        the runners act with them from the next iteration (in-process ones at once)."""
+        if isinstance(self.learner, MultiLearner):
+            current = self.learner.module.get_state()
+            self.learner.module.set_state({**current, **weights})
+            return
+        unknown = set(weights) - {DEFAULT_MODULE_ID}
+        if unknown:
+            raise KeyError(
+                f"set_weights() got module ids {sorted(unknown)!r}; this single-agent run "
+                f"has one module, {DEFAULT_MODULE_ID!r}"
+            )
+        if DEFAULT_MODULE_ID in weights:
+            self.learner.module.set_state(weights[DEFAULT_MODULE_ID])
+
+    def restore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
+        """Restart the failed runners of ``env_runner_group`` that the fault-tolerance
+        settings allow, with the learner's weights; publish ``on_env_runners_recreated``;
+        return their worker indices (RLlib's method; sync twin of ``arestore_env_runners``)."""
+        return self._sync.run(
+            self._lifecycle,
+            "restore_env_runners",
+            "arestore_env_runners",
+            self.arestore_env_runners,
+            env_runner_group,
+        )
+
+    async def arestore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
+        """Async twin of ``restore_env_runners()``."""
+        weights = self.learner.module.get_state()
+        return await env_runner_group.restore_and_announce(weights)
+
+    @property
+    def workers(self) -> EnvRunnerGroup:
+        """Deprecated in RLlib: ``env_runner_group``."""
+        warn_deprecated("Algorithm.workers", "Algorithm.env_runner_group", stacklevel=3)
+        return self.env_runner_group
+
+    @property
+    def evaluation_workers(self) -> EnvRunnerGroup | None:
+        """Deprecated in RLlib: ``eval_env_runner_group``."""
+        warn_deprecated("Algorithm.evaluation_workers", "Algorithm.eval_env_runner_group")
+        return self.eval_env_runner_group
+
     @property
     def env_runner(self) -> EnvRunner:
         """The local EnvRunner."""
@@ -638,3 +740,11 @@ TaskFn = Callable[[dict[str, Any], TaskSettableEnv, EnvContext], Any]
 def _set_task(fn: TaskFn, result: dict[str, Any], env: object, env_context: EnvContext) -> None:
     if isinstance(env, TaskSettableEnv):
         env.set_task(fn(result, env, env_context))
+
+
+def _subclasses(cls: type[Any]) -> list[type[Any]]:
+    """Return every subclass of ``cls``, depth first."""
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found

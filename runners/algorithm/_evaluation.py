@@ -165,15 +165,13 @@ class Evaluation:
     async def _run_custom(self, group: EnvRunnerGroup) -> dict[str, Any]:
         function = self._custom
         assert function is not None
-        returned = function(self.algorithm, group)
-        if inspect.isawaitable(returned):  # an async def (to await the group's methods)
-            returned = await returned
-        if not isinstance(returned, dict):
-            raise TypeError(
-                f"custom_evaluation_function {function!r} must return a dict of metrics, "
-                f"got {returned!r}"
-            )
-        return returned
+        if inspect.iscoroutinefunction(function):  # an async def (to await the group's methods)
+            returned = await function(self.algorithm, group)
+        else:
+            # In a worker thread, as RLlib's sync functions expect: they call the group's
+            # sync facades and runners' sync sample(), which block on this loop (free now).
+            returned = await anyio.to_thread.run_sync(function, self.algorithm, group)
+        return _custom_metrics(function, returned)
 
     # --- sampling the budget ----------------------------------------------------------------
 
@@ -383,3 +381,24 @@ def _forget_round_stats(metrics: MetricsLogger) -> None:
         )
         if not lifetime:
             metrics.delete(path)
+
+
+def _custom_metrics(function: object, returned: object) -> dict[str, Any]:
+    """Return the metrics a custom evaluation function returned: a dict, or RLlib's
+    ``(metrics, env_steps, agent_steps)`` tuple. RLlib uses the two counts for its own
+    bookkeeping only, not in the result; hookbus checks that they are counts and, as
+    RLlib, reports the metrics alone."""
+    if isinstance(returned, tuple) and len(returned) == 3:
+        metrics, env_steps, agent_steps = returned
+        if not (isinstance(env_steps, int) and isinstance(agent_steps, int)):
+            raise TypeError(
+                f"custom_evaluation_function {function!r} returned a tuple whose env_steps "
+                f"and agent_steps are {env_steps!r} and {agent_steps!r}; expected two ints"
+            )
+        returned = metrics
+    if not isinstance(returned, dict):
+        raise TypeError(
+            f"custom_evaluation_function {function!r} must return a dict of metrics or "
+            f"RLlib's (metrics, env_steps, agent_steps) tuple, got {returned!r}"
+        )
+    return returned

@@ -11,7 +11,8 @@ import gymnasium as gym
 import numpy as np
 
 from hookbus.events import LearnerUpdateEnd, LearnerUpdateStart
-from hookbus.kernel import Publisher
+from hookbus.kernel import LearnerLoggers, Publisher
+from hookbus.metrics import MetricsLogger
 
 from ..config import effective_model_config
 from ..env_runner import EnvRunner, MultiAgentEnvRunner
@@ -91,8 +92,11 @@ class LearnerUpdates:
     just the thread hop: no event, no copy of the batch or the stats.
     """
 
-    def __init__(self, publisher: Publisher) -> None:
+    def __init__(self, publisher: Publisher, metrics: MetricsLogger) -> None:
         self._publisher = publisher  # the Algorithm's: its events, its seq
+        # The hooks' ``metrics_logger`` is the module's learner logger, as in RLlib (its
+        # Learner's ``metrics``); merged under ``learners/<module_id>`` after each update.
+        self._loggers = LearnerLoggers(metrics)
 
     def hooks_wanted(self) -> bool:
         """Tell whether a learner hook has subscribers (else updates publish nothing)."""
@@ -117,7 +121,13 @@ class LearnerUpdates:
         """
         if not self.hooks_wanted():
             return await anyio.to_thread.run_sync(update, batch)
-        live = {"learner": learner, "module": learner.module, "batch": batch}
+        logger = self._loggers.logger(module_id)
+        live = {
+            "learner": learner,
+            "module": learner.module,
+            "batch": batch,
+            "metrics_logger": logger,
+        }
         fields = {
             "training_iteration": training_iteration,
             "module_id": module_id,
@@ -129,4 +139,5 @@ class LearnerUpdates:
         # Plain floats, copied: the event is recorded, and handlers cannot edit the stats.
         plain = {key: float(value) for key, value in stats.items()}
         await self._publisher.publish(LearnerUpdateEnd, live, stats=plain, **fields)
+        self._loggers.update_done(module_id)  # beside the learner's own stats
         return stats

@@ -93,8 +93,13 @@ class EnvRunnerHandle(Protocol):
         """Load the learner's module weights."""
         ...
 
-    async def apply(self, fn: Callable[[Any], Any]) -> Any:
-        """Return ``fn(env_runner)``, computed where the runner lives."""
+    async def apply(self, fn: Callable[[Any], Any], *, in_thread: bool = True) -> Any:
+        """Return ``fn(env_runner)``, computed where the runner lives.
+
+        ``fn`` runs where it may call the runner's sync API (RLlib's): in a worker thread
+        of the runner's loop, or in its worker. ``in_thread=False`` (in-process runners
+        only) calls it in the caller's thread, which must then not wait.
+        """
         ...
 
     async def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:

@@ -6,6 +6,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from hookbus.kernel import Bus, Control, Episode
 
 from ..env_runner import EnvRunner, SampleRequest, SampleSummary, env_runner_class
@@ -77,6 +79,7 @@ class InlineEnvRunner:
                 old.config, bus=old.bus, module=old.module, worker_index=self.worker_index
             )
             self.env_runner.event_seq = old.event_seq  # the source's numbering goes on
+            self.env_runner.loop = old.loop
             self._killed = False
         await self.env_runner.setup()
 
@@ -96,9 +99,16 @@ class InlineEnvRunner:
         """Load weights into the runner's module."""
         self.env_runner.set_weights(weights)
 
-    async def apply(self, fn: Callable[[Any], Any]) -> Any:
-        """Return ``fn(env_runner)``."""
-        return fn(self.env_runner)
+    async def apply(self, fn: Callable[[Any], Any], *, in_thread: bool = True) -> Any:
+        """Return ``fn(env_runner)``, computed in a worker thread of this loop.
+
+        There ``fn`` may call the runner's sync API (``sample()`` blocks on this loop,
+        which is free meanwhile), as RLlib's functions do. ``in_thread=False`` calls it
+        here and now (sync code on the loop's own thread, which cannot wait).
+        """
+        if not in_thread:
+            return fn(self.env_runner)
+        return await anyio.to_thread.run_sync(fn, self.env_runner)
 
     async def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:
         """Call ``fn`` on every sub-env."""

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import cloudpickle
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -167,15 +168,17 @@ async def _exit_code(process: Process) -> int | None:
 
 
 def _pickled_config(config: AlgorithmConfig[Any], module: Any) -> dict[str, Any]:
-    """Pickle what a worker needs, or explain what cannot cross to a process."""
+    """Pickle what a worker needs (by cloudpickle, as Ray does), or explain what cannot
+    cross to a process."""
     try:
-        data = pickle.dumps(config)
-        module_data = pickle.dumps(module)
+        data = cloudpickle.dumps(config)
+        module_data = cloudpickle.dumps(module)
     except (pickle.PicklingError, AttributeError, TypeError) as exc:
         raise ConfigError(
-            f"backend='process' sends the config to worker processes with pickle, which "
-            f"failed: {exc}. Define callbacks, env creators and env_task_fn at module level "
-            f"(lambdas and local functions do not pickle), or use backend='inline'"
+            f"backend='process' sends the config to worker processes with cloudpickle, "
+            f"which failed: {exc}. Keep what the config holds (callbacks, env creators, "
+            f"env_task_fn) free of unpicklable state such as open files and locks, or use "
+            f"backend='inline'"
         ) from exc
     main_path = None
     if b"__main__" in data:  # the config refers to objects of the main script

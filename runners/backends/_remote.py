@@ -14,6 +14,8 @@ import pickle
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import cloudpickle
+
 from hookbus.events import BaseEvent
 from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Control, Episode
 
@@ -96,8 +98,9 @@ class RemoteEnvRunner:
         return await serve(self.bus.services, call)
 
     def _dumps(self, obj: Any) -> bytes:
-        """Pickle ``obj`` for the remote side."""
-        return pickle.dumps(obj)
+        """Pickle ``obj`` for the remote side, by cloudpickle as Ray does: lambdas and
+        closures travel by value (the worker unpickles with plain ``pickle``)."""
+        return bytes(cloudpickle.dumps(obj))
 
     def _restarted(self) -> None:
         """Note that a new remote side starts (its bus counts handler errors from 0)."""
@@ -132,8 +135,12 @@ class RemoteEnvRunner:
         """Load the learner's weights into the remote module."""
         await self._request(SetWeights(weights=weights))
 
-    async def apply(self, fn: Callable[[Any], Any]) -> Any:
-        """Return ``fn(env_runner)`` computed remotely (``fn`` must pickle)."""
+    async def apply(self, fn: Callable[[Any], Any], *, in_thread: bool = True) -> Any:
+        """Return ``fn(env_runner)`` computed remotely (``fn`` must pickle).
+
+        The worker calls it with no event loop running, so ``fn`` may call the runner's
+        sync API (``in_thread`` is for in-process runners; a remote call always waits).
+        """
         return await self._call("runner", fn)
 
     async def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:

@@ -8,11 +8,12 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
-import cloudpickle  # type: ignore[import-untyped]
+import cloudpickle
 import msgspec
 
 from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
 
+from .._deprecation import warn_deprecated
 from .._errors import refuse_while_loading_main
 from ..envs import resolve_registered_env
 from ._multi_agent import check_multi_agent, is_multi_agent
@@ -202,6 +203,17 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         if name in self._section_of:
             return getattr(self, name)
         return default
+
+    def rollouts(self, *args: Any, **kwargs: Any) -> Self:
+        """Deprecated in RLlib: ``env_runners()``, with the same keywords."""
+        warn_deprecated("AlgorithmConfig.rollouts(..)", "AlgorithmConfig.env_runners(..)")
+        return self.env_runners(*args, **kwargs)
+
+    @property
+    def train_batch_size_per_learner(self) -> int:
+        """RLlib's per-learner batch: hookbus has one learner, so ``train_batch_size``."""
+        value: int = self.train_batch_size
+        return value
 
     def freeze(self) -> None:
         """Make this config read-only: setting anything raises AttributeError (as RLlib)."""

@@ -22,6 +22,7 @@ import msgspec
 
 from hookbus.kernel import ConfigError
 
+from .._deprecation import warn_deprecated
 from ._settings import (
     NOT_SET,
     DebuggingSettings,
@@ -89,6 +90,7 @@ def _builder(name: str, struct: type[Settings]) -> Callable[..., Any]:
                 f"were given; pass settings by keyword"
             )
         kwargs.update(zip(positional, args, strict=False))
+        kwargs = _renamed(name, struct, kwargs)
         for key in kwargs:
             if key not in struct.__struct_fields__:
                 close = difflib.get_close_matches(key, names, n=1)
@@ -113,6 +115,24 @@ def _builder(name: str, struct: type[Settings]) -> Callable[..., Any]:
     lines = [f"- ``{info.name}`` ({info.default!r}): {info.doc}" for info in infos]
     method.__doc__ = f"{(struct.__doc__ or '').strip()}\n\n" + "\n".join(lines)
     return method
+
+
+def _renamed(name: str, struct: type[Settings], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Map RLlib's other names of settings (``struct.renamed``, warned; ``aliases``) to ours."""
+    renamed = {**struct.aliases, **struct.renamed}
+    if not renamed.keys() & kwargs.keys():
+        return kwargs
+    mapped = {}
+    for key, value in kwargs.items():
+        new = renamed.get(key, key)
+        if key in struct.renamed:
+            warn_deprecated(
+                f"AlgorithmConfig.{name}({key}=..)",
+                f"AlgorithmConfig.{name}({new}=..)",
+                stacklevel=4,
+            )
+        mapped[new] = value
+    return mapped
 
 
 class ConfigSections:

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, Literal, NamedTuple, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    NamedTuple,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import msgspec
 
@@ -86,6 +95,12 @@ class Setting:
 
 class Settings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     """One section of a config: every field a setting, with its type and default."""
+
+    renamed: ClassVar[Mapping[str, str]] = {}
+    """RLlib's deprecated keywords of this section's builder, to the setting each sets now
+    (RLlib 2.40 still takes them, with a DeprecationWarning)."""
+    aliases: ClassVar[Mapping[str, str]] = {}
+    """RLlib's keywords that are another name of a setting here (no warning)."""
 
     def check(self) -> None:
         """Raise ConfigError for a bad combination of this section's settings."""
@@ -273,10 +288,22 @@ class EnvironmentSettings(Settings, frozen=True, kw_only=False):
             optional(is_callable, "callable"),
         ),
     ] = None
+    is_atari: Annotated[
+        bool | None,
+        Setting(
+            "RLlib's Atari switch; no effect in hookbus (no Atari preprocessing)",
+            optional(boolean, "True, False or None"),
+        ),
+    ] = None
 
 
 class EnvRunnersSettings(Settings, frozen=True):
     """``config.env_runners(...)``: how many EnvRunners sample, with what, on which backend."""
+
+    renamed: ClassVar[Mapping[str, str]] = {
+        "num_rollout_workers": "num_env_runners",
+        "num_envs_per_worker": "num_envs_per_env_runner",
+    }
 
     @classmethod
     def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
@@ -343,10 +370,19 @@ class EnvRunnersSettings(Settings, frozen=True):
             by_value=True,
         ),
     ] = None
+    create_env_on_local_worker: Annotated[
+        bool,
+        Setting(
+            "RLlib's switch; no effect in hookbus (the local runner always has its env)", boolean
+        ),
+    ] = False
 
 
 class TrainingSettings(Settings, frozen=True):
     """``config.training(...)``: the settings every algorithm has."""
+
+    # hookbus has one learner: RLlib's per-learner batch is the whole train batch.
+    aliases: ClassVar[Mapping[str, str]] = {"train_batch_size_per_learner": "train_batch_size"}
 
     lr: Annotated[float, Setting("the optimizer's learning rate", finite_above(0))] = 3e-4
     gamma: Annotated[float, Setting("discount factor", number_in(0, 1))] = 0.99
@@ -360,6 +396,13 @@ class TrainingSettings(Settings, frozen=True):
     learner_class: Annotated[
         Any, Setting("your own learner class (None: the algorithm's)", _learner_class_check)
     ] = None
+    grad_clip_by: Annotated[
+        Literal["global_norm"],
+        Setting(
+            "how grad_clip clips: 'global_norm' (RLlib's default; the only one here)",
+            one_of("global_norm"),
+        ),
+    ] = "global_norm"
 
 
 class RLModuleSettings(Settings, frozen=True):
@@ -387,6 +430,13 @@ class DebuggingSettings(Settings, frozen=True):
     """``config.debugging(...)``."""
 
     seed: Annotated[int | None, Setting("with a seed, runs are reproducible", _seed)] = None
+    logger_config: Annotated[
+        dict[str, Any] | None,
+        Setting(
+            "RLlib's logger settings; no effect in hookbus (use reporting(logdir=...))",
+            optional(_dict, "a dict or None"),
+        ),
+    ] = None
 
 
 def _auto_or_int(value: object) -> bool:
@@ -395,6 +445,8 @@ def _auto_or_int(value: object) -> bool:
 
 class EvaluationSettings(Settings, frozen=True):
     """``config.evaluation(...)``: RLlib's names and defaults (docs/evaluation.md)."""
+
+    renamed: ClassVar[Mapping[str, str]] = {"evaluation_num_workers": "evaluation_num_env_runners"}
 
     evaluation_interval: Annotated[
         int | None,

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import msgspec
 import numpy as np
 
 from hookbus.events import SampleEnd
 from hookbus.kernel import Bus, Control, Episode, Publisher
 from hookbus.metrics import MetricsLogger
 
+from .._loop import LoopThread, blocking
 from ..envs import EnvContext, EnvToModule, env_name, foreach_sub_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest, SampleSummary
@@ -21,14 +23,21 @@ if TYPE_CHECKING:
 
 __all__ = ("EnvRunner",)
 
+_LIFETIME_STEPS = "num_env_steps_sampled_lifetime"
+
 
 class EnvRunner:
     """Sample episodes from ``num_envs_per_env_runner`` sub-envs, publishing every hook.
 
     ``config`` is the Algorithm's config (``config.in_evaluation`` tells an evaluation
     runner); ``module`` chooses actions (``forward_exploration(obs, rng)`` /
-    ``forward_inference(obs)``). The runner keeps no state bound to an event loop, so
-    ``anyio.run(functools.partial(runner.sample, num_timesteps=1000))`` works from sync code.
+    ``forward_inference(obs)``). Its API is RLlib's and sync (``sample()``, ``get_metrics()``,
+    ``get_state()``, ``make_env()``, ``ping()``, ``stop()``), so the functions users send
+    through ``foreach_env_runner`` call it as in RLlib; ``asample()`` is the async twin the
+    Algorithm and async code await. The runner keeps no state bound to an event loop: a
+    sync ``sample()`` runs on the loop the runner belongs to (``loop``, set by its group),
+    from a worker thread of it, or, for a runner on its own (a worker process), on a
+    fresh one.
 
     How it steps its env is its ``steps_class``'s (``_steps.Steps``: a gymnasium vector env
     here, multi-agent envs in ``MultiAgentEnvRunner``); what a step leads to, every hook
@@ -50,6 +59,10 @@ class EnvRunner:
         self.bus = bus
         self.module = module
         self.worker_index = worker_index
+        self.num_workers: int = config.num_env_runners
+        """How many remote runners the group has (RLlib's name)."""
+        self.loop: LoopThread | None = None
+        """The Algorithm's own loop thread, where a sync ``sample()`` from elsewhere goes."""
         self.metrics = MetricsLogger()
         """This runner's metrics; callbacks get it as ``metrics_logger``."""
         prefix = "eval_env_runner" if config.in_evaluation else "env_runner"
@@ -85,7 +98,34 @@ class EnvRunner:
 
     # --- sampling ---------------------------------------------------------------------------
 
-    async def sample(
+    def sample(
+        self,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool | None = None,
+        random_actions: bool = False,
+        *,
+        force_reset: bool = False,
+        exact: bool = False,
+    ) -> list[Episode]:
+        """Sync twin of ``asample()``, RLlib's ``EnvRunner.sample()``: same keywords, result.
+
+        Works in the functions ``foreach_env_runner`` runs (they run in a worker thread, or
+        in a worker process), from scripts and from other threads; on the event loop's own
+        thread (a sync handler of a per-step hook, say) it would deadlock, and raises an
+        ``AlgorithmStateError`` naming ``await env_runner.asample(...)`` instead.
+        """
+        request = SampleRequest(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            explore=explore,
+            random_actions=random_actions,
+            force_reset=force_reset,
+            exact=exact,
+        )
+        return blocking(self.loop, "env_runner.asample(...)", self.sample_request, request)
+
+    async def asample(
         self,
         num_timesteps: int | None = None,
         num_episodes: int | None = None,
@@ -124,6 +164,32 @@ class EnvRunner:
         """Sample as ``request`` asks: what ``sample()`` does, and what backends call."""
         if not self._announced:
             await self._announce()
+        target = request.complete_episodes_to
+        if target is None and request.num_timesteps is request.num_episodes is None:
+            if self.config.batch_mode == "complete_episodes":
+                target = self.config.train_batch_size  # RLlib's sample() with no budget
+        if target is None:
+            samples, steps = await self._sample_once(request)
+        else:  # whole episodes, round after round, published as one call
+            rounds = msgspec.structs.replace(
+                request, complete_episodes_to=None, num_episodes=self.num_envs, exact=True
+            )
+            samples, steps = [], 0
+            while steps < target:
+                more, taken = await self._sample_once(rounds)
+                samples += more
+                steps += taken
+        if self._publisher.wants(SampleEnd):
+            await self._publisher.publish(
+                SampleEnd,
+                {"samples": samples},
+                num_env_steps=steps,
+                episode_ids=[episode.id_ for episode in samples],
+            )
+        return samples
+
+    async def _sample_once(self, request: SampleRequest) -> tuple[list[Episode], int]:
+        """Step the envs for one budget; return the chunks and the env steps taken."""
         if request.force_reset:
             self._drop_ongoing()
         if self._needs_reset:
@@ -142,14 +208,7 @@ class EnvRunner:
         samples = self._cut(done, dropped)
         if request.exact and None in self._episodes:
             self._drop_ongoing()  # idle or cut sub-envs: the next call starts afresh
-        if self._publisher.wants(SampleEnd):
-            await self._publisher.publish(
-                SampleEnd,
-                {"samples": samples},
-                num_env_steps=steps,
-                episode_ids=[episode.id_ for episode in samples],
-            )
-        return samples
+        return samples, steps
 
     async def sample_and_get_metrics(
         self, request: SampleRequest | None = None, /, **options: Any
@@ -282,6 +341,57 @@ class EnvRunner:
         """Load the learner's module weights into this runner's module."""
         if self.module is not None:
             self.module.set_state(weights)
+
+    def get_state(self) -> dict[str, Any]:
+        """Return the runner's state, RLlib's keys: ``rl_module`` (the module's weights) and
+        ``num_env_steps_sampled_lifetime``. Plain data (``events.codec`` encodes it)."""
+        return {
+            "rl_module": None if self.module is None else self.module.get_state(),
+            _LIFETIME_STEPS: self._sampling.timestep,
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Load what ``get_state()`` returned (either key may be left out)."""
+        unknown = set(state) - {"rl_module", _LIFETIME_STEPS}
+        if unknown:
+            raise KeyError(
+                f"EnvRunner.set_state() got unknown keys {sorted(unknown)!r}; "
+                f"it takes 'rl_module' and {_LIFETIME_STEPS!r}"
+            )
+        if state.get("rl_module") is not None:
+            self.set_weights(state["rl_module"])
+        if _LIFETIME_STEPS in state:
+            self._sampling.timestep = int(state[_LIFETIME_STEPS])
+
+    def make_env(self) -> None:
+        """Close the env and make it anew from ``config.env_config`` (RLlib's ``make_env``).
+
+        As in RLlib, change ``env_runner.config.env_config`` and call this to sample from
+        envs made with the new settings. The ongoing episodes are dropped (the next
+        ``sample()`` resets), and ``on_environment_created`` is published for the new env
+        when the next ``sample()`` starts.
+        """
+        self.env.close()
+        self.env_context = EnvContext(
+            dict(self.config.env_config),
+            worker_index=self.worker_index,
+            num_workers=self.num_workers,
+            in_evaluation=self.config.in_evaluation,
+            services=self.bus.services,
+        )
+        timestep = self._sampling.timestep
+        self._steps = self.steps_class(self.config, self.env_context, seed=None)
+        self.env = self._steps.env
+        self.num_envs = self.env.num_envs
+        self._publisher.set_fixed(env=self.env)
+        self._sampling = Sampling(self, self._steps, self._lifecycle, self._publisher, self._rng)
+        self._sampling.timestep = timestep
+        self._drop_ongoing()
+        self._announced = False
+
+    def ping(self) -> str:
+        """Return ``"pong"``: the runner answers (RLlib's health probe)."""
+        return "pong"
 
     def foreach_env(self, fn: Callable[[Any], Any]) -> list[Any]:
         """Call ``fn(sub_env)`` on every sub-env (unwrapped) and return the results.

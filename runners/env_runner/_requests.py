@@ -35,11 +35,19 @@ class SampleRequest(msgspec.Struct, frozen=True, kw_only=True):
     """Reset every sub-env first, dropping the ongoing episodes (RLlib's keyword)."""
     exact: bool = False
     """Meet the budget exactly (what evaluation asks): see ``EnvRunner.sample()``."""
+    complete_episodes_to: int | None = None
+    """RLlib's ``batch_mode="complete_episodes"``: whole episodes, one per sub-env and
+    round from a reset, round after round until at least this many env steps; one call,
+    one ``on_sample_end``. Not with ``num_timesteps`` or ``num_episodes``."""
 
     def __post_init__(self) -> None:
         if self.num_timesteps is not None and self.num_episodes is not None:
             raise ConfigError("sample() takes num_timesteps or num_episodes, not both")
-        for name in ("num_timesteps", "num_episodes"):
+        if self.complete_episodes_to is not None and (
+            self.num_timesteps is not None or self.num_episodes is not None
+        ):
+            raise ConfigError("sample() takes complete_episodes_to alone, without a budget")
+        for name in ("num_timesteps", "num_episodes", "complete_episodes_to"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(f"sample({name}={value!r}): expected an int >= 1")

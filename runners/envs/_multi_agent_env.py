@@ -7,6 +7,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from ._context import EnvContext
+
 __all__ = ("MultiAgentCartPole", "MultiAgentEnv", "make_multi_agent")
 
 MultiAgentDict = dict[Any, Any]
@@ -101,7 +103,10 @@ def make_multi_agent(
     class MultiEnv(MultiAgentEnv):
         def __init__(self, config: dict[str, Any] | None = None) -> None:
             super().__init__()
-            config = dict(config or {})
+            # A copy that stays an EnvContext, as RLlib hands each creator the context
+            # (``config.worker_index`` works there); ``num_agents`` is this class's own.
+            context = config if isinstance(config, EnvContext) else EnvContext(config)
+            config = context.with_vector_index(context.vector_index)
             num = config.pop("num_agents", 1)
             if isinstance(num, bool) or not isinstance(num, int) or num < 1:
                 raise ValueError(f"num_agents must be an int >= 1, got {num!r}")

@@ -9,13 +9,15 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hookbus.kernel import Bus, Control, Episode, Publisher
+from hookbus.kernel import Bus, ConfigError, Control, Episode, Publisher
 
-from .._loop import LoopThread, run_sync
+from .._deprecation import warn_deprecated
+from .._loop import LoopThread, in_event_loop, run_sync
 from ..backends import load_backend
 from ..backends._base import EnvRunnerHandle
 from ..backends._inline import InlineEnvRunner
-from ..env_runner import SampleRequest, env_runner_class
+from ..env_runner import EnvRunner, SampleRequest, env_runner_class
+from ._calls import RunnerFunction, check_unsupported, per_runner
 from ._faults import collect, gather, is_runner_failure, within
 from ._health import RunnerHealth
 
@@ -74,6 +76,11 @@ class EnvRunnerGroup:
         """Failing, counting and restarting the remote runners (``config.fault_tolerance()``)."""
         self.loop = loop
         """The event loop thread that sync calls go to (None: the caller's loop)."""
+        for runner in [self.local_env_runner, *self.remote_env_runners]:
+            if isinstance(runner, InlineEnvRunner):
+                runner.env_runner.loop = loop
+            elif isinstance(runner, EnvRunner):
+                runner.loop = loop
 
     @property
     def sampling_runners(self) -> Sequence[EnvRunnerHandle]:
@@ -119,6 +126,31 @@ class EnvRunnerGroup:
     def num_env_runners(self) -> int:
         """How many remote runners there are."""
         return len(self.remote_env_runners)
+
+    def num_remote_env_runners(self) -> int:
+        """Return how many remote runners there are (RLlib's name)."""
+        return len(self.remote_env_runners)
+
+    # --- RLlib 2.40's deprecated names: they work and warn -----------------------------------
+
+    def foreach_worker(self, func: RunnerFunction, **keywords: Any) -> list[Any]:
+        """Deprecated in RLlib: ``foreach_env_runner()``, with the same keywords."""
+        warn_deprecated("EnvRunnerGroup.foreach_worker", "EnvRunnerGroup.foreach_env_runner")
+        return self.foreach_env_runner(func, **keywords)
+
+    def healthy_worker_ids(self) -> list[int]:
+        """Deprecated in RLlib: ``healthy_env_runner_ids()``."""
+        warn_deprecated(
+            "EnvRunnerGroup.healthy_worker_ids", "EnvRunnerGroup.healthy_env_runner_ids"
+        )
+        return self.healthy_env_runner_ids()
+
+    def num_remote_workers(self) -> int:
+        """Deprecated in RLlib: ``num_remote_env_runners()``."""
+        warn_deprecated(
+            "EnvRunnerGroup.num_remote_workers", "EnvRunnerGroup.num_remote_env_runners"
+        )
+        return self.num_remote_env_runners()
 
     async def _settle(
         self, runners: Sequence[EnvRunnerHandle], outcomes: Sequence[T | Exception]
@@ -233,17 +265,10 @@ class EnvRunnerGroup:
         if self.config.batch_mode != "complete_episodes":
             call = functools.partial(runner.sample, SampleRequest(num_timesteps=share))
             return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
-        # RLlib's "complete_episodes": whole episodes, one per sub-env and call (each call
-        # starts them from a reset), until the share of env steps is reached.
-        request = SampleRequest(num_episodes=self.config.num_envs_per_env_runner, exact=True)
-        call = functools.partial(runner.sample, request)
-        episodes: list[Episode] = []
-        steps = 0
-        while steps < share:
-            part = await within(runner, timeout, call, what=what, setting="sample_timeout_s")
-            episodes.extend(part)
-            steps += sum(map(len, part))
-        return episodes
+        # RLlib's "complete_episodes": whole episodes from a reset, until the share of env
+        # steps is reached, in one sample() call (one on_sample_end), as RLlib's runner.
+        call = functools.partial(runner.sample, SampleRequest(complete_episodes_to=share))
+        return await within(runner, timeout, call, what=what, setting="sample_timeout_s")
 
     async def get_metrics(self) -> list[dict[str, Any]]:
         """Return a metrics snapshot (``reduce()``) of every sampling runner that answers.
@@ -271,14 +296,86 @@ class EnvRunnerGroup:
     # --- calling into the runners (RLlib's sync names, and async twins) ---------------------
 
     async def aforeach_env_runner(
-        self, fn: Callable[[Any], Any], *, local_env_runner: bool = True
+        self,
+        func: RunnerFunction,
+        *,
+        local_env_runner: bool = True,
+        healthy_only: bool = True,
+        remote_worker_ids: Sequence[int] | None = None,
+        timeout_seconds: float | None = None,
+        kwargs: dict[str, Any] | None = None,
+        return_obj_refs: bool = False,
+        mark_healthy: bool = False,
     ) -> list[Any]:
-        """Call ``fn(env_runner)`` on every healthy runner (the local one first); return results.
+        """Call ``func(env_runner, **kwargs)`` on the runners; return the results, local first.
 
-        In a worker process ``fn`` runs there (it must pickle). A runner that fails meanwhile
-        is left out of the results, as the fault-tolerance settings allow.
+        RLlib's keywords (``foreach_env_runner``; docs/runners.md has the details):
+        ``func`` is a function, a method name, or a list of functions, one per remote
+        runner; ``remote_worker_ids`` picks remote runners by worker index;
+        ``healthy_only=False`` also tries the failed ones (their errors are left out);
+        ``timeout_seconds`` bounds each remote call (a runner that overruns it fails and
+        its worker is ended). ``func`` runs where it may call the runner's sync API: a
+        worker thread of this loop (in-process runners) or the worker process / actor; it
+        must pickle (cloudpickle: lambdas and closures do) to reach a worker.
         """
-        return await self._foreach(lambda r: functools.partial(r.apply, fn), local_env_runner)
+        check_unsupported(return_obj_refs, mark_healthy, healthy_only, timeout_seconds)
+        calls = self._runner_calls(func, local_env_runner, healthy_only, remote_worker_ids, kwargs)
+        return await self._run_calls(calls, timeout_seconds, in_thread=True)
+
+    def _runner_calls(
+        self,
+        func: RunnerFunction,
+        local: bool,
+        healthy_only: bool,
+        remote_worker_ids: Sequence[int] | None,
+        kwargs: dict[str, Any] | None,
+    ) -> list[tuple[EnvRunnerHandle, Callable[[Any], Any]]]:
+        remote = self._remote_targets(healthy_only, remote_worker_ids)
+        functions = per_runner(func, kwargs, len(remote), local=local)
+        runners = [self._local, *remote] if local else remote
+        return list(zip(runners, functions, strict=True))
+
+    def _remote_targets(
+        self, healthy_only: bool, remote_worker_ids: Sequence[int] | None
+    ) -> list[EnvRunnerHandle]:
+        pool = self.health.healthy_remote_runners if healthy_only else self.remote_env_runners
+        if remote_worker_ids is None:
+            return list(pool)
+        by_index = {runner.worker_index: runner for runner in self.remote_env_runners}
+        unknown = [i for i in remote_worker_ids if i not in by_index]
+        if unknown:
+            raise ConfigError(
+                f"remote_worker_ids={list(remote_worker_ids)!r}: no remote runner has worker "
+                f"index {unknown!r}; the remote runners are {sorted(by_index)!r}"
+            )
+        return [by_index[i] for i in remote_worker_ids if by_index[i] in pool]
+
+    async def _run_calls(
+        self,
+        calls: list[tuple[EnvRunnerHandle, Callable[[Any], Any]]],
+        limit_s: float | None,
+        *,
+        in_thread: bool,
+    ) -> list[Any]:
+        healthy = set(map(id, self.health.healthy_remote_runners))
+
+        def request(runner: EnvRunnerHandle, fn: Callable[[Any], Any]) -> Any:
+            call = functools.partial(runner.apply, fn, in_thread=in_thread)
+            what = "run foreach_env_runner's function"
+            return functools.partial(
+                within, runner, limit_s, call, what=what, setting="timeout_seconds"
+            )
+
+        # Failed runners (healthy_only=False) are tried; what they raise is left out.
+        tried = [(r, fn) for r, fn in calls if r is self._local or id(r) in healthy or r.healthy]
+        outcomes = await collect([request(r, fn) for r, fn in tried], one_by_one=not in_thread)
+        kept = [
+            (r, o)
+            for (r, _), o in zip(tried, outcomes, strict=True)
+            if r is self._local or id(r) in healthy or not isinstance(o, Exception)
+        ]
+        settled = await self._settle([r for r, _ in kept], [o for _, o in kept])
+        return [result for _, result in settled]
 
     async def aforeach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
         """Call ``fn(sub_env)`` on every sub-env of every healthy runner; results per runner."""
@@ -299,13 +396,30 @@ class EnvRunnerGroup:
         return [result for _, result in await self._settle(runners, outcomes)]
 
     def foreach_env_runner(
-        self, fn: Callable[[Any], Any], *, local_env_runner: bool = True
+        self,
+        func: RunnerFunction,
+        *,
+        local_env_runner: bool = True,
+        healthy_only: bool = True,
+        remote_worker_ids: Sequence[int] | None = None,
+        timeout_seconds: float | None = None,
+        kwargs: dict[str, Any] | None = None,
+        return_obj_refs: bool = False,
+        mark_healthy: bool = False,
     ) -> list[Any]:
-        """Sync twin of ``aforeach_env_runner()``: works from scripts and sync callbacks."""
-        call = functools.partial(self.aforeach_env_runner, local_env_runner=local_env_runner)
-        return self._sync(
-            "env_runner_group.aforeach_env_runner(fn)", call, fn, local=local_env_runner
-        )
+        """Sync twin of ``aforeach_env_runner()`` (RLlib's name and keywords).
+
+        Works from scripts, sync callbacks and custom evaluation functions. On the event
+        loop's own thread (a sync per-step handler) with only in-process runners targeted,
+        ``func`` is called right there: it may then not call ``env_runner.sample()``.
+        """
+        check_unsupported(return_obj_refs, mark_healthy, healthy_only, timeout_seconds)
+        calls = self._runner_calls(func, local_env_runner, healthy_only, remote_worker_ids, kwargs)
+        twin = "env_runner_group.aforeach_env_runner(func)"
+        on_loop = in_event_loop() and (self.loop is None or self.loop.on_its_thread())
+        direct = on_loop and all(r.in_process for r, _ in calls)
+        call = functools.partial(self._run_calls, calls, timeout_seconds, in_thread=not direct)
+        return run_sync(self.loop, twin, call, may_wait=not direct)
 
     def foreach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
         """Sync twin of ``aforeach_env()``: works from scripts and sync callbacks."""

@@ -131,8 +131,11 @@ class SetsTasksEachIteration(Callback):
 
 
 def foreach_env_in_the_loop(*, algorithm: Any, **kwargs: Any) -> None:
-    """A sync on_evaluate_start handler: it runs on the event loop itself (not offloaded)."""
-    algorithm.env_runner_group.foreach_env(sub_env_name)
+    """A sync on_evaluate_start handler calling a blocking facade (it runs off the loop)."""
+    SEEN_BY_HANDLER.extend(algorithm.env_runner_group.foreach_env(sub_env_name))
+
+
+SEEN_BY_HANDLER: list[list[str]] = []
 
 
 # --- evaluation (tests/runners/test_evaluation.py) ------------------------------------------
@@ -612,3 +615,45 @@ class LearnerBatches(Callback):
     def on_train_result(self, **kwargs: Any) -> None:
         self.steps.append(0)
         self.episodes.append(0)
+
+
+# --- RLlib's sync runner API in foreach functions (tests/runners/test_rllib_runner_api.py) --
+
+
+def sample_and_metrics(worker: Any) -> tuple[int, int, str, int, int]:
+    """What RLlib's custom evaluation functions send: sample(), then get_metrics()."""
+    episodes = worker.sample(num_episodes=2, random_actions=True)
+    metrics = worker.get_metrics()
+    done = sum(episode.is_done for episode in episodes)
+    return (worker.worker_index, done, worker.ping(), worker.num_workers, len(metrics) > 0)
+
+
+class PingsFromEveryAlgorithmHook(Callback):
+    """Sync handlers of every Algorithm-side hook call the group with worker processes."""
+
+    def __init__(self) -> None:
+        self.pongs: dict[str, list[str]] = {}
+
+    def _ping(self, hook: str, algorithm: Any) -> None:
+        group = algorithm.env_runner_group
+        self.pongs[hook] = group.foreach_env_runner(lambda w: w.ping())
+
+    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
+        self._ping("on_algorithm_init", algorithm)
+
+    def on_train_result(self, *, algorithm: Any, **kwargs: Any) -> None:
+        self._ping("on_train_result", algorithm)
+
+    def on_evaluate_start(self, *, algorithm: Any, **kwargs: Any) -> None:
+        self._ping("on_evaluate_start", algorithm)
+
+    def on_evaluate_end(self, *, algorithm: Any, **kwargs: Any) -> None:
+        self._ping("on_evaluate_end", algorithm)
+
+    def on_checkpoint_loaded(self, *, algorithm: Any, **kwargs: Any) -> None:
+        self._ping("on_checkpoint_loaded", algorithm)
+
+
+def sample_on_the_loop(*, env_runner: Any, **kwargs: Any) -> None:
+    """A sync per-step handler calling the blocking sample(): it runs on the loop itself."""
+    env_runner.sample(num_timesteps=1)

@@ -175,6 +175,7 @@ async def test_rllib_episode_and_sample_counts_with_complete_episodes() -> None:
     assert counts["step"] >= 50
     assert counts["step"] == result["env_runners"]["num_env_steps_sampled"]
     assert counts["env_created"] == 1
+    assert counts["sample"] == 1  # one sample() call returns the whole batch, as RLlib's
 
 
 def test_batch_mode_must_be_one_of_rllibs() -> None:

@@ -58,7 +58,7 @@ async def test_a_step_handler_ends_its_episode_truncated(cls: type[Ends], tmp_pa
         .debugging(seed=1)
     )
     async with config.build() as algo:
-        chunks = await algo.env_runner.sample(num_timesteps=120, random_actions=True)
+        chunks = await algo.env_runner.asample(num_timesteps=120, random_actions=True)
         control = algo.env_runner.take_control()
     assert sum(map(len, chunks)) == 120
     assert len(ends.ended) >= 20

@@ -76,7 +76,7 @@ def make_runner(num_envs: int = 3, **env: Any) -> tuple[EnvRunner, HookLog]:
 
 async def test_hooks_follow_each_episode_in_order_per_sub_env() -> None:
     runner, log = make_runner()
-    await runner.sample(num_timesteps=300, random_actions=True)
+    await runner.asample(num_timesteps=300, random_actions=True)
     assert log.calls[0][0] == "on_environment_created"
     assert log.calls[-1][0] == "on_sample_end"
     per_episode: dict[str, list[str]] = defaultdict(list)
@@ -121,7 +121,7 @@ async def test_on_episode_step_fires_once_per_env_step_the_last_one_included(
     runner = EnvRunner(config.debugging(seed=2), bus=Bus(counts))
     chunks: list[Episode] = []
     for _ in range(4):
-        chunks += await runner.sample(random_actions=True, **how)
+        chunks += await runner.asample(random_actions=True, **how)
     assert counts.counts["sample"] == 4
     # The sum of on_episode_step calls is the number of env steps sampled.
     assert counts.counts["step"] == sum(map(len, chunks))
@@ -132,7 +132,7 @@ async def test_on_episode_step_fires_once_per_env_step_the_last_one_included(
 
 async def test_the_last_steps_event_says_how_the_episode_ended() -> None:
     runner, log = make_runner(num_envs=2)
-    await runner.sample(num_episodes=6, random_actions=True)
+    await runner.asample(num_episodes=6, random_actions=True)
     last_step: dict[str, EpisodeStep] = {}
     ends = 0
     for event in log.events:
@@ -152,8 +152,8 @@ async def test_the_last_steps_event_says_how_the_episode_ended() -> None:
 
 async def test_seq_is_gap_free_per_source_across_samples() -> None:
     runner, log = make_runner()
-    await runner.sample(num_timesteps=100, random_actions=True)
-    await runner.sample(num_episodes=3, random_actions=True)
+    await runner.asample(num_timesteps=100, random_actions=True)
+    await runner.asample(num_episodes=3, random_actions=True)
     assert [e.seq for e in log.events] == list(range(len(log.events)))
     assert {e.source for e in log.events} == {"env_runner:0"}
 
@@ -162,7 +162,7 @@ async def test_episodes_are_cut_exactly_at_autoreset_boundaries() -> None:
     runner, _ = make_runner(num_envs=4)
     chunks: list[Episode] = []
     for _ in range(5):
-        chunks += await runner.sample(num_timesteps=97, random_actions=True)
+        chunks += await runner.asample(num_timesteps=97, random_actions=True)
     by_id: dict[str, list[Episode]] = defaultdict(list)
     for chunk in chunks:
         by_id[chunk.id_].append(chunk)
@@ -185,9 +185,9 @@ async def test_episodes_are_cut_exactly_at_autoreset_boundaries() -> None:
 
 async def test_sample_budgets() -> None:
     runner, _ = make_runner(num_envs=4)
-    chunks = await runner.sample(num_timesteps=50, random_actions=True)
+    chunks = await runner.asample(num_timesteps=50, random_actions=True)
     assert 50 <= sum(len(c) for c in chunks) < 50 + 4
-    chunks = await runner.sample(num_episodes=5, random_actions=True)
+    chunks = await runner.asample(num_episodes=5, random_actions=True)
     assert sum(c.is_done for c in chunks) >= 5
 
 
@@ -224,7 +224,7 @@ async def test_on_episode_created_fires_before_the_reset() -> None:
 
     config = PPOConfig().environment(CountingEnv, env_config={"length": 3})
     runner = EnvRunner(config, bus=Bus(Check))
-    chunks = await runner.sample(num_episodes=3, random_actions=True)
+    chunks = await runner.asample(num_episodes=3, random_actions=True)
     assert seen[:6] == [
         ("created", 0),
         ("started", 1),
@@ -246,7 +246,7 @@ async def test_envs_from_a_creator_function_get_their_context() -> None:
     config = PPOConfig().environment(creator, env_config={"steps": 7})
     config.env_runners(num_envs_per_env_runner=2)
     runner = EnvRunner(config, bus=Bus(), worker_index=3)
-    chunks = await runner.sample(num_episodes=4, random_actions=True)
+    chunks = await runner.asample(num_episodes=4, random_actions=True)
     assert all(len(c) <= 7 for c in chunks)
     assert [(c.worker_index, c.vector_index, c["steps"]) for c in contexts] == [
         (3, 0, 7),
@@ -261,12 +261,12 @@ def test_unknown_env_id_is_a_clear_error() -> None:
         config.build()
 
 
-def test_sample_from_sync_code_with_anyio_run() -> None:
+def test_sample_from_sync_code_and_asample_with_anyio_run() -> None:
     runner, _ = make_runner(num_envs=2)
-    chunks = anyio.run(functools.partial(runner.sample, num_timesteps=40, random_actions=True))
+    chunks = runner.sample(num_timesteps=40, random_actions=True)  # sync, as RLlib's
     assert sum(len(c) for c in chunks) >= 40
     chunks = anyio.run(
-        functools.partial(runner.sample, num_timesteps=40, random_actions=True), backend="trio"
+        functools.partial(runner.asample, num_timesteps=40, random_actions=True), backend="trio"
     )
     assert sum(len(c) for c in chunks) >= 40
 
@@ -274,6 +274,6 @@ def test_sample_from_sync_code_with_anyio_run() -> None:
 async def test_bad_sample_arguments() -> None:
     runner, _ = make_runner()
     with pytest.raises(ConfigError, match="not both"):
-        await runner.sample(num_timesteps=1, num_episodes=1)
+        await runner.asample(num_timesteps=1, num_episodes=1)
     with pytest.raises(ConfigError, match=r"sample\(num_timesteps=0\): expected an int >= 1"):
-        await runner.sample(num_timesteps=0)
+        await runner.asample(num_timesteps=0)

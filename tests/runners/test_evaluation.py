@@ -132,11 +132,11 @@ async def test_exact_sampling_meets_budgets_exactly(num_envs: int) -> None:
             num_episodes=budget, force_reset=True, exact=True
         )
         assert summary.num_episodes == budget == len(created) == len(ended)
-    await runner.sample(num_timesteps=10)  # ongoing episodes, which a forced reset drops
+    await runner.asample(num_timesteps=10)  # ongoing episodes, which a forced reset drops
     for budget in (1, 7, 101):
-        chunks = await runner.sample(num_timesteps=budget, force_reset=True, exact=True)
+        chunks = await runner.asample(num_timesteps=budget, force_reset=True, exact=True)
         assert sum(map(len, chunks)) == budget
-        chunks = await runner.sample(num_timesteps=budget, exact=True)  # goes on, or resets
+        chunks = await runner.asample(num_timesteps=budget, exact=True)  # goes on, or resets
         assert sum(map(len, chunks)) == budget
 
 

@@ -58,7 +58,7 @@ def test_ppo_fires_start_then_end_once_per_update_with_its_live_arguments(
         assert isinstance(live["learner"], PPOLearner)
         assert isinstance(live["module"], PPOModule)
         assert live["module"] is algo.learner.module
-        assert live["metrics_logger"] is algo.metrics
+        assert live["metrics_logger"] is not algo.metrics  # the learner's (RLlib)
         assert live["algorithm"] is algo
         assert start.batch_size == sum(map(len, live["batch"])) >= 200
         for event in (start, end):
@@ -156,11 +156,10 @@ def test_dqn_fires_them_around_each_of_its_updates() -> None:
 
 
 class LogPolicyLoss(Callback):
-    """Log each update's policy loss under the learner's own keys."""
+    """Log each update's policy loss into the learner's logger (its keys: ``learners/<id>``)."""
 
     def on_learner_update_end(self, *, event: Any, metrics_logger: Any, **kwargs: Any) -> None:
-        key = ("learners", event.module_id, "policy_loss_seen")
-        metrics_logger.log_value(key, event.stats["policy_loss"], reduce="item")
+        metrics_logger.log_value("policy_loss_seen", event.stats["policy_loss"], reduce="item")
 
 
 def test_metrics_logged_at_update_end_are_in_that_iterations_result(
@@ -190,8 +189,10 @@ def test_a_recorded_run_replays_them_with_the_arguments_replay_can_rebuild(
     count = anyio.run(lambda: replay(path, [calls, LogPolicyLoss], metrics_logger=live))
     assert count == len(recorded)
     assert [hook for hook, _, _ in calls.calls] == ["start", "end"] * 2
+    loggers = {id(kwargs["metrics_logger"]) for _, _, kwargs in calls.calls}
+    assert len(loggers) == 1  # the learner's logger, as live; merged into `live` per update
+    assert id(live) not in loggers
     for _, _, kwargs in calls.calls:
-        assert kwargs["metrics_logger"] is live
         assert [kwargs[name] for name in ("algorithm", "learner", "module", "batch")] == [None] * 4
     assert live.peek(("learners", "default_policy", "policy_loss_seen")) == live_value
 
@@ -238,3 +239,31 @@ def test_check_lifecycle_pairs_learner_updates(events: list[Any], rule: str) -> 
     with pytest.raises(LifecycleError, match=rule):
         check_lifecycle(algorithm_events(*events))
     check_lifecycle(algorithm_events(LearnerUpdateStart(), LearnerUpdateEnd(), TrainResult()))
+
+
+class LogsPerUpdate(Callback):
+    """Logs into the learner's logger in both learner hooks (RLlib: the Learner's metrics)."""
+
+    def __init__(self) -> None:
+        self.loggers: set[int] = set()
+
+    def on_learner_update_start(self, *, metrics_logger: Any, algorithm: Any, **kw: Any) -> None:
+        assert metrics_logger is not algorithm.metrics
+        self.loggers.add(id(metrics_logger))
+        metrics_logger.log_value("updates_started", 1, reduce="sum")
+
+    def on_learner_update_end(self, *, metrics_logger: Any, event: Any, **kw: Any) -> None:
+        metrics_logger.log_value("last_batch_size", event.batch_size, reduce="item")
+
+
+def test_what_learner_hooks_log_appears_beside_the_learners_stats(small_ppo: PPOConfig) -> None:
+    handler = LogsPerUpdate()
+    with small_ppo.callbacks(handler).build() as algo:
+        first = algo.train()
+        second = algo.train()
+    learner = second["learners"]["default_policy"]
+    assert "policy_loss" in learner  # the learner's own stats, beside
+    assert first["learners"]["default_policy"]["updates_started"] == 1
+    assert learner["updates_started"] == 2  # a lifetime sum, one update per iteration
+    assert learner["last_batch_size"] >= 200
+    assert len(handler.loggers) == 1  # one learner logger per module, kept across updates

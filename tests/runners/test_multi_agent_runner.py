@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections import Counter
 from typing import Any
 
-import anyio
 import numpy as np
 import pytest
 
@@ -76,7 +74,7 @@ def runner(config: PPOConfig, hooks: Hooks | None = None) -> MultiAgentEnvRunner
 
 
 def sample(r: MultiAgentEnvRunner, **kwargs: Any) -> list[Any]:
-    result: list[Any] = anyio.run(functools.partial(r.sample, random_actions=True, **kwargs))
+    result: list[Any] = r.sample(random_actions=True, **kwargs)  # sync, as RLlib's
     return result
 
 

@@ -70,6 +70,7 @@ def test_rllib_multi_agent_counts_with_complete_episodes(backend: str) -> None:
     assert runners["hook_start"] == runners["hook_end"]  # every episode completes
     assert runners["hook_step"] >= 50
     assert runners["hook_step"] == runners["num_env_steps_sampled"]
+    assert runners["hook_sample"] == 1  # one sample() call per iteration, as RLlib's
 
 
 @pytest.mark.parametrize("backend", ["inline", "process"])

@@ -130,7 +130,7 @@ class DQN(Algorithm):
         self._transitions.observations = self.env_runner.module_observations
         return learner
 
-    async def training_step(self) -> None:
+    async def atraining_step(self) -> None:
         """Sample rounds into the buffer, train on replayed batches, update the target."""
         group, config, metrics = self.env_runner_group, self.config, self.metrics
         # With every runner out (failed, waiting for its restart), sample() restarts them:

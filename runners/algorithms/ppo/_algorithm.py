@@ -150,7 +150,7 @@ class PPO(Algorithm):
             learner.observations = runner.module_observations
         return learner
 
-    async def training_step(self) -> None:
+    async def atraining_step(self) -> None:
         """Sample a train batch, update the learner on it, send the new weights out."""
         group, config, metrics = self.env_runner_group, self.config, self.metrics
         with metrics.log_time(("timers", "env_runner_sampling_timer")):

@@ -64,11 +64,11 @@ async def test_explore_overrides_the_config_for_one_request(
 async def test_sample_explore_keyword_overrides_the_config(small_ppo: PPOConfig) -> None:
     async with small_ppo.env_runners(explore=False).build() as algo:
         runner, module = algo.env_runner, algo.env_runner.module
-        greedy, total = greedy_steps(await runner.sample(num_timesteps=100), module)
+        greedy, total = greedy_steps(await runner.asample(num_timesteps=100), module)
         assert greedy == total >= 100
-        greedy, total = greedy_steps(await runner.sample(num_timesteps=100, explore=True), module)
+        greedy, total = greedy_steps(await runner.asample(num_timesteps=100, explore=True), module)
         assert 0 < greedy < total
-        greedy, total = greedy_steps(await runner.sample(num_timesteps=100, explore=False), module)
+        greedy, total = greedy_steps(await runner.asample(num_timesteps=100, explore=False), module)
         assert greedy == total
 
 
@@ -110,7 +110,7 @@ async def test_explore_reaches_every_policy_of_a_multi_agent_runner() -> None:
         runner, modules = algo.env_runner, algo.env_runner.module
         for explore, all_greedy in ((False, True), (None, False)):
             greedy = total = 0
-            for chunk in await runner.sample(num_timesteps=100, explore=explore):
+            for chunk in await runner.asample(num_timesteps=100, explore=explore):
                 for agent in chunk.agent_episodes.values():
                     part = greedy_steps([agent], modules[chunk.module_for(agent.agent_id)])
                     greedy, total = greedy + part[0], total + part[1]
@@ -157,7 +157,7 @@ def reachable(root: Any) -> set[int]:
 async def test_a_runner_keeps_no_finished_episode_after_sampling() -> None:
     config = PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=2)
     runner = EnvRunner(config.debugging(seed=0), bus=Bus())
-    chunks = await runner.sample(num_episodes=5, random_actions=True)
+    chunks = await runner.asample(num_episodes=5, random_actions=True)
     finished = {id(chunk) for chunk in chunks if chunk.is_done}
     assert finished
     # The caller decides how long they live: nothing of the runner holds them (the garbage

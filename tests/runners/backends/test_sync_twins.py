@@ -72,13 +72,15 @@ async def test_in_process_runners_serve_the_sync_form_even_on_the_loop(
         assert algo.env_runner_group.foreach_env_runner(process_helpers.runner_index) == [0, 1, 2]
 
 
-def test_a_sync_handler_on_the_loop_gets_an_error_naming_the_twin_not_a_deadlock(
+def test_a_sync_on_evaluate_start_handler_reaches_worker_processes(
     small_ppo: PPOConfig,
 ) -> None:
+    """Sync handlers of Algorithm-side hooks run in a worker thread: no deadlock, no error."""
     config = small_ppo.env_runners(num_env_runners=1, backend="process")
     with config.callbacks(
         on_evaluate_start=process_helpers.foreach_env_in_the_loop
     ).build() as algo:
-        with pytest.raises(AlgorithmStateError, match=r"await env_runner_group\.aforeach_env"):
-            algo.evaluate()
-        assert algo.train()["training_iteration"] == 1  # nothing was left half-done
+        process_helpers.SEEN_BY_HANDLER.clear()
+        algo.evaluate()
+        assert process_helpers.SEEN_BY_HANDLER == [["CartPoleEnv"]] * 2  # local, then remote
+        assert algo.train()["training_iteration"] == 1
