@@ -12,6 +12,7 @@ import functools
 import inspect
 import os
 import tempfile
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -140,6 +141,10 @@ class Algorithm(TuneTrainable):
         self.metrics = MetricsLogger()
         """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""
         self._training_iteration = 0
+        self._counters: defaultdict[str, int] = defaultdict(int)
+        """RLlib's counters by name, which RLlib's examples use to keep a curriculum's task
+        (``algorithm._counters["current_env_task"]``); hookbus keeps none of its own here
+        and does not checkpoint them."""
         self._learner: AnyLearner | None = None
         self._env_runner_group: EnvRunnerGroup | None = None
         self._evaluation: Evaluation | None = None  # built only when something evaluates

@@ -437,6 +437,14 @@ class DebuggingSettings(Settings, frozen=True):
             optional(_dict, "a dict or None"),
         ),
     ] = None
+    _evaluation_parallel_to_training_wo_thread: Annotated[
+        bool,
+        Setting(
+            "RLlib's debugging switch; no effect in hookbus (parallel evaluation runs as "
+            "tasks on the event loop, with no thread pool to leave out)",
+            boolean,
+        ),
+    ] = False
 
 
 def _auto_or_int(value: object) -> bool:

@@ -61,6 +61,11 @@ class MultiAgentVectorEnv:
         """This vector env (RLlib's callbacks receive ``env.unwrapped``)."""
         return self
 
+    def render(self) -> Any:
+        """Render sub-env 0: RLlib's multi-agent runner has one env, which its callbacks
+        render with ``env.render()``."""
+        return self.envs[0].render()
+
     def reset(self, i: int, seed: int | None = None) -> tuple[dict[Any, Any], dict[Any, Any]]:
         """Reset sub-env ``i``; return its observations and infos by agent id."""
         try:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from ._context import EnvContext
 
@@ -156,6 +157,13 @@ def make_multi_agent(
             terminateds["__all__"] = len(self._terminated) + len(self._truncated) == n
             truncateds["__all__"] = len(self._truncated) == n
             return observations, rewards, terminateds, truncateds, infos
+
+        def render(self) -> Any:
+            """Render every copy and join the images, as RLlib's: stacked when they are wider
+            than high, else side by side."""
+            images = [np.asarray(env.render()) for env in self.envs]
+            wide = images[0].shape[1] > images[0].shape[0]
+            return np.concatenate(images, axis=0 if wide else 1)
 
         def close(self) -> None:
             for env in self.envs:

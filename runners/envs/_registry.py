@@ -75,6 +75,9 @@ def register_env(name: str, env_creator: Callable[..., Any]) -> None:
             f"got {env_creator!r}"
         )
     _REGISTRY[name] = env_creator
+    tune_registry = sys.modules.get("ray.tune.registry")
+    if tune_registry is not None:  # Tune's registry is asked first: it must hold the newest
+        tune_registry.register_env(name, env_creator)
 
 
 def registered_env_names() -> list[str]:
@@ -83,10 +86,15 @@ def registered_env_names() -> list[str]:
 
 
 def lookup_registered_env(name: str) -> RegisteredEnv | None:
-    """Return the creator registered under ``name`` (hookbus's, then Ray Tune's), or None."""
-    creator = _REGISTRY.get(name)
+    """Return the creator registered under ``name``, or None.
+
+    Ray Tune's registry is asked first, then hookbus's: the newest registration wins either
+    way, as ``register_env`` also writes into Tune's registry once Tune is imported (a name
+    registered with hookbus before that is only in hookbus's).
+    """
+    creator = _tune_registered(name)
     if creator is None:
-        creator = _tune_registered(name)
+        creator = _REGISTRY.get(name)
     return None if creator is None else RegisteredEnv(name, creator)
 
 

@@ -62,7 +62,7 @@ def test_every_setting_declares_its_check(config_class: type[PPOConfig]) -> None
         (
             "training",
             {"model": {"fcnet_hiddens": [10**6]}},
-            r"fcnet_hiddens'\] must be a list of 1 to 32 layer sizes, each an int in \[1, 8192\]",
+            r"fcnet_hiddens must be a list of 1 to 32 layer sizes, each an int in \[1, 8192\]",
         ),
         ("training", {"model": {"fcnet_hiddens": [8] * 33}}, r"list of 1 to 32 layer sizes"),
         ("training", {"model": {"fcnet_hiddens": [True]}}, r"list of 1 to 32 layer sizes"),

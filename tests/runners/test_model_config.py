@@ -91,7 +91,10 @@ def test_dqn_takes_the_activation() -> None:
             r"unknown model setting\(s\) 'fcnet_hidden' \(did you mean 'fcnet_hiddens'\?\)",
         ),
         ({"fcnet_activation": "swish"}, r"fcnet_activation 'swish' is not one of hookbus's"),
-        ({"fcnet_hiddens": [8, 0]}, r"fcnet_hiddens must be a non-empty list of positive ints"),
+        (
+            {"fcnet_hiddens": [8, 0]},
+            r"fcnet_hiddens must be a list of 1 to 32 layer sizes, each an int in \[1, 8192\]",
+        ),
         ({"vf_share_layers": "yes"}, r"vf_share_layers must be True or False, got 'yes'"),
     ],
 )

@@ -264,12 +264,12 @@ class DQN(Algorithm):
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return DQN's counters and, with ``store_buffer_in_checkpoints``, the buffer."""
-        state = self._counters()
+        state = self._step_counters()
         if self.config.store_buffer_in_checkpoints:
             state["replay_buffer"] = self.local_replay_buffer.get_state()
         return state
 
-    def _counters(self) -> dict[str, Any]:
+    def _step_counters(self) -> dict[str, Any]:
         return {
             "num_env_steps_sampled": self._num_env_steps_sampled,
             "last_target_update_ts": self._last_target_update_ts,
@@ -283,7 +283,7 @@ class DQN(Algorithm):
         The buffer goes into a scratch buffer made from this config, never the live one.
         """
         counters = {k: v for k, v in state.items() if k != "replay_buffer"}
-        check_structure(counters, self._counters(), "extra")
+        check_structure(counters, self._step_counters(), "extra")
         buffer_state = state.get("replay_buffer")
         if buffer_state is not None and self.config.store_buffer_in_checkpoints:
             try:

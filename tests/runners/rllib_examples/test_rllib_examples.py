@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import hookbus.runners
+from hookbus.events import ConfigError
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the scripts import rllib_example_envs, as workers do
@@ -105,13 +106,17 @@ def test_evaluation_parallel_to_training_runs_the_duration_asked(
 def test_curriculum_learning_moves_to_harder_maps(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run_script(
-        "curriculum_learning.py",
-        "--no-tune",
-        "--stop-iters",
-        "8",
-        monkeypatch=monkeypatch,
-    )
+    # The script calls RLlib's deprecated foreach_worker: it works, and warns.
+    with pytest.warns(DeprecationWarning, match="foreach_worker"):
+        run_script(
+            "curriculum_learning.py",
+            "--no-tune",
+            "--stop-iters",
+            "15",
+            "--upgrade-task-threshold",
+            "0.9",
+            monkeypatch=monkeypatch,
+        )
     assert "Switching task/map on all EnvRunners to #1" in capsys.readouterr().out
 
 
@@ -141,6 +146,13 @@ def test_agents_act_in_sequence_trains_two_policies_in_turns(
     assert set(results[0]["learners"]) >= {"player1", "player2"}
 
 
+@pytest.mark.xfail(
+    reason="multi-agent runs take Box observations only, with no env_to_module_connector "
+    "(docs/migrating.md, 'Not there yet'): the script's FlattenObservations(multi_agent=True) "
+    "is a ConfigError",
+    raises=ConfigError,
+    strict=True,
+)
 @pytest.mark.parametrize("options", [[], ["--sheldon-cooper-mode"]], ids=["3-moves", "5-moves"])
 def test_agents_act_simultaneously_with_one_hot_observations(
     options: list[str], monkeypatch: pytest.MonkeyPatch, results: list[Any]
