@@ -129,8 +129,8 @@ async def test_async_samples_exactly_what_sync_samples() -> None:
         log = vector_helpers.Returns()
         made = runner(mode, log)
         try:
-            sampled = await made.sample(num_timesteps=150, random_actions=True)
-            sampled += await made.sample(num_timesteps=150, random_actions=True)
+            sampled = await made.asample(num_timesteps=150, random_actions=True)
+            sampled += await made.asample(num_timesteps=150, random_actions=True)
         finally:
             made.stop()
         traces.append(log.trace)
@@ -158,7 +158,7 @@ async def test_every_mode_keeps_the_hook_contract_with_env_and_env_index(
     async with Bus(Recorder(path), on_episode_step=[on_episode_step]) as bus:
         made = EnvRunner(config, bus=bus)
         try:
-            episodes = await made.sample(num_timesteps=300, random_actions=True)
+            episodes = await made.asample(num_timesteps=300, random_actions=True)
         finally:
             made.stop()
     assert 300 <= sum(map(len, episodes)) < 303
@@ -176,7 +176,7 @@ async def test_a_handler_ending_episodes_early_starts_clean_ones(mode: str) -> N
     log = vector_helpers.Returns()
     made = runner(mode, vector_helpers.EndsAtFour(), log)
     try:
-        episodes = await made.sample(num_episodes=12, random_actions=True)
+        episodes = await made.asample(num_episodes=12, random_actions=True)
     finally:
         made.stop()
     done = [e for e in episodes if e.is_done]
@@ -218,7 +218,7 @@ async def test_an_error_in_a_sub_env_process_reaches_the_caller_and_spares_the_e
     try:
         with pytest.raises(ValueError, match="boom in CartPoleEnv"):
             made.foreach_env(vector_helpers.boom)
-        episodes = await made.sample(num_timesteps=30, random_actions=True)
+        episodes = await made.asample(num_timesteps=30, random_actions=True)
         assert 30 <= sum(map(len, episodes)) < 33
     finally:
         made.stop()
@@ -254,7 +254,7 @@ async def test_a_failing_env_fails_the_runner_marked_as_the_envs(mode: str) -> N
     made = runner(mode, env=env, num_envs=2)
     try:
         with pytest.raises(RuntimeError, match="flaky") as caught:
-            await made.sample(num_timesteps=40, random_actions=True)
+            await made.asample(num_timesteps=40, random_actions=True)
         assert "hookbus: raised by the env's step()" in caught.value.__notes__
     finally:
         made.stop()
@@ -270,7 +270,7 @@ async def test_restart_failed_sub_environments_restarts_in_each_mode(mode: str) 
     config.fault_tolerance(restart_failed_sub_environments=True)
     made = EnvRunner(config, bus=Bus())
     try:
-        episodes = await made.sample(num_timesteps=60, random_actions=True)
+        episodes = await made.asample(num_timesteps=60, random_actions=True)
     finally:
         made.stop()
     assert 60 <= sum(map(len, episodes)) < 62
@@ -296,7 +296,7 @@ async def test_the_env_argument_reads_a_vector_entry_points_own_attributes() -> 
     config.env_runners(num_envs_per_env_runner=3, gym_env_vectorize_mode="VECTOR_ENTRY_POINT")
     made = EnvRunner(config, bus=Bus(on_episode_start=[on_episode_start]))
     try:
-        episodes = await made.sample(num_timesteps=30, random_actions=True)
+        episodes = await made.asample(num_timesteps=30, random_actions=True)
     finally:
         made.stop()
     assert len(states) == 3

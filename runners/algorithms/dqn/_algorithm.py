@@ -97,7 +97,14 @@ class DQN(Algorithm):
 
     @classmethod
     def get_default_config(cls) -> DQNConfig:
-        """Return a new ``DQNConfig`` with DQN's defaults (RLlib's classmethod)."""
+        """Return a new ``DQNConfig`` (RLlib's classmethod); a subclass whose own config class
+        names it as ``algo_class`` gets that one, any other a ``DQNConfig``, as in RLlib."""
+        if cls is not DQN:
+            try:
+                config: DQNConfig = super().get_default_config()  # type: ignore[assignment]
+                return config
+            except ConfigError:
+                pass
         return DQNConfig()
 
     config: DQNConfig

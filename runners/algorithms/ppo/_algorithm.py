@@ -97,7 +97,14 @@ class PPO(Algorithm):
 
     @classmethod
     def get_default_config(cls) -> PPOConfig:
-        """Return a new ``PPOConfig`` with PPO's defaults (RLlib's classmethod)."""
+        """Return a new ``PPOConfig`` (RLlib's classmethod); a subclass whose own config class
+        names it as ``algo_class`` gets that one, any other a ``PPOConfig``, as in RLlib."""
+        if cls is not PPO:
+            try:
+                config: PPOConfig = super().get_default_config()  # type: ignore[assignment]
+                return config
+            except ConfigError:
+                pass
         return PPOConfig()
 
     def build_learner(

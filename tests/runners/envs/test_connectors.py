@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -49,7 +47,7 @@ def small(config: PPOConfig) -> PPOConfig:
 
 
 def one_episode(algo: Any) -> Any:
-    return anyio.run(functools.partial(algo.env_runner.sample, num_episodes=1))[0]
+    return algo.env_runner.sample(num_episodes=1)[0]
 
 
 def test_flatten_observations_as_rllibs_examples_write_it() -> None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-import anyio
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -93,9 +91,8 @@ def test_an_unsupported_observation_space_is_one_error_naming_it() -> None:
 
 
 def one_episode(algo: Any) -> Any:
-    """Sample one episode with the local runner (its sample() is async in hookbus)."""
-    sample = functools.partial(algo.env_runner.sample, num_episodes=1)
-    return anyio.run(sample)[0]
+    """Sample one episode with the local runner (RLlib's sync sample())."""
+    return algo.env_runner.sample(num_episodes=1)[0]
 
 
 def frozen_lake() -> PPOConfig:
