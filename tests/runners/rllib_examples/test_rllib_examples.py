@@ -126,6 +126,9 @@ def test_crashing_and_stalling_env_trains_through_restarts(
     run_script(
         "crashing_and_stalling_env.py",
         "--no-tune",
+        # A failed sub-env restarts in place (the script's fast mode): a whole runner's
+        # restart waits delay_between_env_runner_restarts_s (RLlib's 60 s) first.
+        "--restart-failed-envs",
         "--num-env-runners",
         "2",
         "--stop-iters",
