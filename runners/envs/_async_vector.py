@@ -11,7 +11,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import CloudpickleWrapper
 
-from ._env import EnvContext, mark_env_failure
+from ._env import EnvContext, MarksEnvFailures
 
 __all__ = ("AsyncVectorEnv", "in_own_process", "without_services")
 
@@ -61,27 +61,13 @@ class _SubEnv(gym.Wrapper[Any, Any, Any, Any]):
             return False, exc
 
 
-class AsyncVectorEnv(gym.vector.AsyncVectorEnv):
+class AsyncVectorEnv(MarksEnvFailures, gym.vector.AsyncVectorEnv):
     """An AsyncVectorEnv whose exceptions say they came from the env (``is_env_failure``)."""
 
     vectorize_mode = "ASYNC"
 
     def __init__(self, env_fns: list[Callable[[], gym.Env[Any, Any]]]) -> None:
         super().__init__(env_fns, context=_START_METHOD, autoreset_mode=AutoresetMode.NEXT_STEP)
-
-    def step(self, actions: Any) -> Any:
-        try:
-            return super().step(actions)
-        except Exception as exc:
-            mark_env_failure(exc, "step()")
-            raise
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
-        try:
-            return super().reset(seed=seed, options=options)
-        except Exception as exc:
-            mark_env_failure(exc, "reset()")
-            raise
 
     def _raise_if_errors(self, successes: Any) -> None:
         # gymnasium's own reports a sub-env's error through warnings.warn before it resets

@@ -20,6 +20,7 @@ from ._registry import RegisteredEnv, lookup_registered_env
 
 __all__ = (
     "EnvContext",
+    "MarksEnvFailures",
     "TaskSettableEnv",
     "check_env",
     "env_maker",
@@ -149,10 +150,9 @@ WHEN_DONE = "when_done"
 unrecorded, and its next episode starts with the reset after that episode's end."""
 
 
-class _VectorEnv(gym.vector.SyncVectorEnv):
-    """A SyncVectorEnv whose exceptions say they came from the env (``is_env_failure``)."""
-
-    vectorize_mode = "SYNC"
+class MarksEnvFailures(gym.vector.VectorEnv):
+    """Give a gymnasium vector env's ``step()`` / ``reset()`` exceptions the mark that they
+    came from the env (``is_env_failure``): put it before the vector env class."""
 
     def step(self, actions: Any) -> Any:
         try:
@@ -167,6 +167,12 @@ class _VectorEnv(gym.vector.SyncVectorEnv):
         except Exception as exc:
             mark_env_failure(exc, "reset()")
             raise
+
+
+class _VectorEnv(MarksEnvFailures, gym.vector.SyncVectorEnv):
+    """A SyncVectorEnv whose exceptions say they came from the env (``is_env_failure``)."""
+
+    vectorize_mode = "SYNC"
 
     def reset_next_step(self, i: int) -> None:
         """Have sub-env ``i`` reset at the next ``step()`` (its action then is ignored), as
