@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -33,21 +30,20 @@ from hookbus.events import (
 from hookbus.kernel import Bus, ConfigError, Control, Publisher
 from hookbus.metrics import MetricsLogger
 
-from .._deprecation import warn_deprecated
 from .._errors import AlgorithmStateError, refuse_while_loading_main
 from .._loop import blocking as run_blocking, in_event_loop
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
 from ..envs import EnvContext, TaskSettableEnv
 from ..fleet import EnvRunnerGroup
-from ._checkpoint import read_checkpoint, write_checkpoint
+from ._checkpoints import Checkpoints
 from ._evaluation import Evaluation
 from ._facade import SyncFacade, in_loop_error
 from ._learner import AnyLearner, Learner, MultiLearner
 from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings, make_learner
 from ._lifecycle import Lifecycle
 from ._results import CONTROL_KEY, ResultDraft, assemble_result, callback_counts, control_entry
-from ._state import build_restored, load_state, saved_state
+from ._rllib_surface import RLlibSurface
 from ._structure import check_structure
 from ._tune import TuneTrainable, watch_for_tune
 
@@ -66,7 +62,7 @@ ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
 """The Algorithm-side hooks: their all-sync chains run in a worker thread."""
 
 
-class Algorithm(TuneTrainable):
+class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -456,22 +452,6 @@ class Algorithm(TuneTrainable):
         """Run one evaluation round (sync twin of ``aevaluate()``)."""
         return self._sync.run(self._lifecycle, "evaluate", "aevaluate", self.aevaluate)
 
-    def save_to_path(self, path: str | os.PathLike[str]) -> Path:
-        """Write a checkpoint (sync twin of ``asave_to_path()``)."""
-        return self._sync.run(
-            self._lifecycle, "save_to_path", "asave_to_path", self.asave_to_path, path
-        )
-
-    def restore_from_path(self, path: str | os.PathLike[str]) -> None:
-        """Load a checkpoint (sync twin of ``arestore_from_path()``)."""
-        self._sync.run(
-            self._lifecycle,
-            "restore_from_path",
-            "arestore_from_path",
-            self.arestore_from_path,
-            path,
-        )
-
     def stop(self) -> None:
         """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
         if self._tune_trial:  # Tune's stop() calls cleanup(), which stops as below
@@ -499,69 +479,6 @@ class Algorithm(TuneTrainable):
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-    # --- checkpoints ------------------------------------------------------------------------
-
-    async def asave_to_path(self, path: str | os.PathLike[str]) -> Path:
-        """Write the Algorithm's state into directory ``path`` (created if needed).
-
-        A crash at any moment leaves ``path`` absent or a complete checkpoint: a new folder
-        is written beside and renamed into place, an existing one gets its file replaced
-        by rename, both synced to disk; the save also removes what earlier, killed saves
-        left (docs/runners.md). The file carries a SHA-256 checksum.
-        """
-        self._require(Lifecycle.READY, "save_to_path")
-        directory = Path(path)
-        await anyio.to_thread.run_sync(write_checkpoint, directory, saved_state(self))
-        return directory
-
-    async def arestore_from_path(self, path: str | os.PathLike[str]) -> None:
-        """Load a state written by ``save_to_path``; publish ``on_checkpoint_loaded``.
-
-        All or nothing: the checkpoint is verified (checksum) and checked against this
-        Algorithm (sections, the learner's shapes, metrics, extra state) before anything
-        changes, and a part that still fails to load rolls the others back. Any failure is
-        a ConfigError naming the file; the Algorithm is then as it was.
-        """
-        self._require(Lifecycle.READY, "restore_from_path")
-        state = await anyio.to_thread.run_sync(read_checkpoint, path, type(self).__name__)
-        load_state(self, state, path)
-        await self.env_runner_group.sync_weights(self.learner.module.get_state())
-        await self._publisher.publish(CheckpointLoaded, path=str(path))
-
-    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
-        """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default).
-
-        In a Ray Tune trial this is Tune's ``save()`` (its result, for Tune).
-        """
-        if self._tune_trial:
-            return self._tune_call("save", checkpoint_dir, **kwargs)
-        if kwargs:
-            raise TypeError(f"save() takes only checkpoint_dir, got {', '.join(kwargs)}")
-        if checkpoint_dir is None:
-            checkpoint_dir = tempfile.mkdtemp(prefix=f"hookbus-{type(self).__name__.lower()}-")
-        return self.save_to_path(checkpoint_dir)
-
-    def restore(self, checkpoint_path: Any, **kwargs: Any) -> None:
-        """Load a checkpoint (RLlib's name for ``restore_from_path()``; Tune's in a trial)."""
-        if self._tune_trial:
-            self._tune_call("restore", checkpoint_path, **kwargs)
-            return
-        if kwargs:
-            raise TypeError(f"restore() takes only checkpoint_path, got {', '.join(kwargs)}")
-        self.restore_from_path(checkpoint_path)
-
-    @classmethod
-    def from_checkpoint(
-        cls, path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None = None
-    ) -> Self:
-        """Build an Algorithm from a checkpoint and restore it: ready to train or act.
-
-        The checkpoint keeps the config's data settings, never code; if the config held
-        code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
-        A checkpoint that cannot be restored is a ConfigError; what was built is stopped.
-        """
-        return build_restored(cls, path, config)
 
     # --- accessors and helpers --------------------------------------------------------------
 
@@ -596,84 +513,6 @@ class Algorithm(TuneTrainable):
         if self._env_runner_group is None:
             raise AlgorithmStateError(_NOT_SET_UP)
         return self._env_runner_group
-
-    @classmethod
-    def get_default_config(cls) -> AlgorithmConfig[Any]:
-        """Return a new config of this algorithm (RLlib's classmethod): ``PPO`` gives a
-        ``PPOConfig()``."""
-        for config_class in _subclasses(AlgorithmConfig):
-            if config_class.algo_class is cls:
-                config: AlgorithmConfig[Any] = config_class()
-                return config
-        raise ConfigError(
-            f"no AlgorithmConfig subclass names {cls.__name__} as its algo_class; define "
-            f"one (class MyConfig(AlgorithmConfig[{cls.__name__}]): algo_class = "
-            f"{cls.__name__})"
-        )
-
-    def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:
-        """Return the learner's module ``module_id`` (RLlib's; the runners act with it)."""
-        module = self.learner.module
-        if isinstance(self.learner, MultiLearner):
-            return module[module_id]  # type: ignore[index]
-        if module_id != DEFAULT_MODULE_ID:
-            raise KeyError(
-                f"get_module({module_id!r}): this single-agent run has one module, "
-                f"{DEFAULT_MODULE_ID!r}"
-            )
-        return module
-
-    def get_weights(self) -> dict[str, Any]:
-        """Return the learner's weights by module id (RLlib's new-stack form)."""
-        state: dict[str, Any] = self.learner.module.get_state()
-        if isinstance(self.learner, MultiLearner):
-            return state
-        return {DEFAULT_MODULE_ID: state}
-
-    def set_weights(self, weights: dict[str, Any]) -> None:
-        """Load weights by module id (as ``get_weights()`` returns them) into the learner;
-        the runners act with them from the next iteration (in-process ones at once)."""
-        if isinstance(self.learner, MultiLearner):
-            current = self.learner.module.get_state()
-            self.learner.module.set_state({**current, **weights})
-            return
-        unknown = set(weights) - {DEFAULT_MODULE_ID}
-        if unknown:
-            raise KeyError(
-                f"set_weights() got module ids {sorted(unknown)!r}; this single-agent run "
-                f"has one module, {DEFAULT_MODULE_ID!r}"
-            )
-        if DEFAULT_MODULE_ID in weights:
-            self.learner.module.set_state(weights[DEFAULT_MODULE_ID])
-
-    def restore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
-        """Restart the failed runners of ``env_runner_group`` that the fault-tolerance
-        settings allow, with the learner's weights; publish ``on_env_runners_recreated``;
-        return their worker indices (RLlib's method; sync twin of ``arestore_env_runners``)."""
-        return self._sync.run(
-            self._lifecycle,
-            "restore_env_runners",
-            "arestore_env_runners",
-            self.arestore_env_runners,
-            env_runner_group,
-        )
-
-    async def arestore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
-        """Async twin of ``restore_env_runners()``."""
-        weights = self.learner.module.get_state()
-        return await env_runner_group.restore_and_announce(weights)
-
-    @property
-    def workers(self) -> EnvRunnerGroup:
-        """Deprecated in RLlib: ``env_runner_group``."""
-        warn_deprecated("Algorithm.workers", "Algorithm.env_runner_group", stacklevel=3)
-        return self.env_runner_group
-
-    @property
-    def evaluation_workers(self) -> EnvRunnerGroup | None:
-        """Deprecated in RLlib: ``eval_env_runner_group``."""
-        warn_deprecated("Algorithm.evaluation_workers", "Algorithm.eval_env_runner_group")
-        return self.eval_env_runner_group
 
     @property
     def env_runner(self) -> EnvRunner:
@@ -745,11 +584,3 @@ TaskFn = Callable[[dict[str, Any], TaskSettableEnv, EnvContext], Any]
 def _set_task(fn: TaskFn, result: dict[str, Any], env: object, env_context: EnvContext) -> None:
     if isinstance(env, TaskSettableEnv):
         env.set_task(fn(result, env, env_context))
-
-
-def _subclasses(cls: type[Any]) -> list[type[Any]]:
-    """Return every subclass of ``cls``, depth first."""
-    found = []
-    for sub in cls.__subclasses__():
-        found += [sub, *_subclasses(sub)]
-    return found
