@@ -8,8 +8,7 @@ from time import perf_counter
 from typing import Any
 
 from ._episode import Episode, Indices, TemporaryData
-from ._episode_state import load_multi_agent, multi_agent_state
-from ._multi_agent_chunks import chunk_of, successor_of
+from ._multi_agent_copies import EpisodeCopies
 
 __all__ = ("ALL_AGENTS", "MultiAgentEpisode")
 
@@ -19,7 +18,7 @@ ALL_AGENTS = "__all__"
 MappingFn = Callable[..., str]
 
 
-class MultiAgentEpisode(TemporaryData):
+class MultiAgentEpisode(TemporaryData, EpisodeCopies):
     """Hold one multi-agent episode: an ``Episode`` per agent, in ``agent_episodes``.
 
     Built from what a ``MultiAgentEnv`` returns: ``add_env_reset(observations, infos)``,
@@ -343,45 +342,6 @@ class MultiAgentEpisode(TemporaryData):
         if agent_ids is None:
             return list(self.agent_episodes.items())
         return [(a, self.agent_episodes[a]) for a in agent_ids if a in self.agent_episodes]
-
-    # --- chunks (what sample() hands out) -----------------------------------------------------
-
-    def chunk(self, start: int) -> MultiAgentEpisode:
-        """Return a copy of the env steps from ``start`` on: each agent's transitions that
-        completed at those steps (agents with none are left out, as RLlib prunes them).
-
-        Its duration runs from the previous ``chunk()`` (or the reset) to now, or to the
-        episode's end, as ``Episode.chunk``'s."""
-        return chunk_of(self, start)
-
-    def cut(self, len_lookback_buffer: int = 0) -> MultiAgentEpisode:
-        """Return the successor chunk (RLlib's ``cut``): the episode goes on in it.
-
-        The successor has this episode's id, no env steps yet (``len`` 0) and starts where
-        this one is (``env_t_started == env_t == self.env_t``), with a deep copy of
-        ``custom_data``. Each agent still in the episode goes on in it with its own
-        successor (``Episode.cut``: its last observation first, ``t_started`` its ``t``),
-        taking along as lookback buffer its steps of the last ``len_lookback_buffer`` env
-        steps. What is pending goes along too: agents to act, an action waiting for the
-        agent's next observation (its transition completes in the successor), rewards
-        not yet given. Agents that left stay behind. This episode keeps everything; it
-        must not be done.
-        """
-        return successor_of(self, len_lookback_buffer)
-
-    def get_state(self, *, exclude_agent_to_module_mapping_fn: bool = False) -> dict[str, Any]:
-        """Return everything the episode holds, its agents' episodes included (RLlib's).
-
-        The mapping function goes into the state unless excluded (RLlib's keyword: leave
-        it out to encode the state with ``events.codec``); ``MultiAgentEpisode.from_state``
-        rebuilds the episode.
-        """
-        return multi_agent_state(self, with_mapping_fn=not exclude_agent_to_module_mapping_fn)
-
-    @classmethod
-    def from_state(cls, state: dict[str, Any]) -> MultiAgentEpisode:
-        """Rebuild an episode from ``get_state()``'s output (ValueError if malformed)."""
-        return load_multi_agent(cls, Episode, state)
 
     @classmethod
     def from_chunks(

@@ -34,7 +34,7 @@ class FakeClock:
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """Give a fake clock that the episode modules read instead of ``time.perf_counter``."""
     fake = FakeClock()
-    for module in ("_episode", "_multi_agent_episode", "_multi_agent_chunks"):
+    for module in ("_episode", "_multi_agent_episode", "_multi_agent_copies"):
         monkeypatch.setattr(f"hookbus.kernel.{module}.perf_counter", fake)
     return fake
 
