@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 from anyio.from_thread import BlockingPortal
 
 from ._errors import AlgorithmStateError
@@ -38,13 +39,15 @@ class LoopThread:
     def __init__(self, name: str = "hookbus-loop") -> None:
         ready = threading.Event()
         self._portal: BlockingPortal | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None  # what spawn() starts, ended on close
         self._error: BaseException | None = None
 
         async def serve() -> None:
-            async with BlockingPortal() as portal:
-                self._portal = portal
+            async with BlockingPortal() as portal, anyio.create_task_group() as tasks:
+                self._portal, self._tasks = portal, tasks
                 ready.set()
                 await portal.sleep_until_stopped()
+                tasks.cancel_scope.cancel()  # spawned tasks end with the loop
 
         def run() -> None:
             try:
@@ -103,6 +106,24 @@ class LoopThread:
             elif future.cancel():
                 unwound.wait()
             raise
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        """Start ``fn()`` in the loop and return at once, from any thread.
+
+        It runs until it returns or the loop closes (then it is cancelled); it must catch
+        its own exceptions, as one escaping would end the loop.
+        """
+        tasks = self._tasks
+        if self._portal is None or tasks is None:
+            raise RuntimeError("the event loop thread has stopped")
+
+        def start() -> None:
+            tasks.start_soon(fn)
+
+        if self.on_its_thread():
+            start()
+        else:
+            self._portal.call(start)
 
     def close(self) -> None:
         """Stop the loop and join its thread."""

@@ -370,6 +370,13 @@ class EnvRunnersSettings(Settings, frozen=True):
             by_value=True,
         ),
     ] = None
+    max_requests_in_flight_per_env_runner: Annotated[
+        int,
+        Setting(
+            "foreach_env_runner_async() calls a remote runner may have that were not fetched",
+            int_check(1),
+        ),
+    ] = 1
     create_env_on_local_worker: Annotated[
         bool,
         Setting(

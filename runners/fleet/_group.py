@@ -6,18 +6,19 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hookbus.kernel import Bus, ConfigError, Control, Episode, Publisher
+from hookbus.kernel import Bus, Control, Episode, Publisher
 
 from .._deprecation import warn_deprecated
-from .._loop import LoopThread, in_event_loop, run_sync
+from .._loop import LoopThread
 from ..backends import load_backend
 from ..backends._base import EnvRunnerHandle
 from ..backends._inline import InlineEnvRunner
 from ..env_runner import EnvRunner, SampleRequest, env_runner_class
-from ._calls import RunnerFunction, check_unsupported, per_runner
+from ._async_calls import AsyncCalls
+from ._calls import RunnerCalls
 from ._faults import collect, gather, is_runner_failure, within
 from ._health import RunnerHealth
 
@@ -31,7 +32,7 @@ T = TypeVar("T")
 logger = logging.getLogger("hookbus")
 
 
-class EnvRunnerGroup:
+class EnvRunnerGroup(RunnerCalls):
     """Hold ``local_env_runner`` (index 0) and ``num_env_runners`` remote runners (1..N).
 
     As in RLlib, the remote runners sample when there are any; otherwise the local one does.
@@ -76,6 +77,7 @@ class EnvRunnerGroup:
         """Failing, counting and restarting the remote runners (``config.fault_tolerance()``)."""
         self.loop = loop
         """The event loop thread that sync calls go to (None: the caller's loop)."""
+        self._async_calls = AsyncCalls(loop, config.max_requests_in_flight_per_env_runner)
         for runner in [self.local_env_runner, *self.remote_env_runners]:
             if isinstance(runner, InlineEnvRunner):
                 runner.env_runner.loop = loop
@@ -132,11 +134,6 @@ class EnvRunnerGroup:
         return len(self.remote_env_runners)
 
     # --- RLlib 2.40's deprecated names: they work and warn -----------------------------------
-
-    def foreach_worker(self, func: RunnerFunction, **keywords: Any) -> list[Any]:
-        """Deprecated in RLlib: ``foreach_env_runner()``, with the same keywords."""
-        warn_deprecated("EnvRunnerGroup.foreach_worker", "EnvRunnerGroup.foreach_env_runner")
-        return self.foreach_env_runner(func, **keywords)
 
     def healthy_worker_ids(self) -> list[int]:
         """Deprecated in RLlib: ``healthy_env_runner_ids()``."""
@@ -292,154 +289,6 @@ class EnvRunnerGroup:
         runners = self.health.healthy_remote_runners
         outcomes = await collect([functools.partial(r.set_weights, weights) for r in runners])
         await self._settle(runners, outcomes)
-
-    # --- calling into the runners (RLlib's sync names, and async twins) ---------------------
-
-    async def aforeach_env_runner(
-        self,
-        func: RunnerFunction,
-        *,
-        local_env_runner: bool = True,
-        healthy_only: bool = True,
-        remote_worker_ids: Sequence[int] | None = None,
-        timeout_seconds: float | None = None,
-        kwargs: dict[str, Any] | None = None,
-        return_obj_refs: bool = False,
-        mark_healthy: bool = False,
-    ) -> list[Any]:
-        """Call ``func(env_runner, **kwargs)`` on the runners; return the results, local first.
-
-        RLlib's keywords (``foreach_env_runner``; docs/runners.md has the details):
-        ``func`` is a function, a method name, or a list of functions, one per remote
-        runner; ``remote_worker_ids`` picks remote runners by worker index;
-        ``healthy_only=False`` also tries the failed ones (their errors are left out);
-        ``timeout_seconds`` bounds each remote call (a runner that overruns it fails and
-        its worker is ended). ``func`` runs where it may call the runner's sync API: a
-        worker thread of this loop (in-process runners) or the worker process / actor; it
-        must pickle (cloudpickle: lambdas and closures do) to reach a worker.
-        """
-        check_unsupported(return_obj_refs, mark_healthy, healthy_only, timeout_seconds)
-        calls = self._runner_calls(func, local_env_runner, healthy_only, remote_worker_ids, kwargs)
-        return await self._run_calls(calls, timeout_seconds, in_thread=True)
-
-    def _runner_calls(
-        self,
-        func: RunnerFunction,
-        local: bool,
-        healthy_only: bool,
-        remote_worker_ids: Sequence[int] | None,
-        kwargs: dict[str, Any] | None,
-    ) -> list[tuple[EnvRunnerHandle, Callable[[Any], Any]]]:
-        remote = self._remote_targets(healthy_only, remote_worker_ids)
-        functions = per_runner(func, kwargs, len(remote), local=local)
-        runners = [self._local, *remote] if local else remote
-        return list(zip(runners, functions, strict=True))
-
-    def _remote_targets(
-        self, healthy_only: bool, remote_worker_ids: Sequence[int] | None
-    ) -> list[EnvRunnerHandle]:
-        pool = self.health.healthy_remote_runners if healthy_only else self.remote_env_runners
-        if remote_worker_ids is None:
-            return list(pool)
-        by_index = {runner.worker_index: runner for runner in self.remote_env_runners}
-        unknown = [i for i in remote_worker_ids if i not in by_index]
-        if unknown:
-            raise ConfigError(
-                f"remote_worker_ids={list(remote_worker_ids)!r}: no remote runner has worker "
-                f"index {unknown!r}; the remote runners are {sorted(by_index)!r}"
-            )
-        return [by_index[i] for i in remote_worker_ids if by_index[i] in pool]
-
-    async def _run_calls(
-        self,
-        calls: list[tuple[EnvRunnerHandle, Callable[[Any], Any]]],
-        limit_s: float | None,
-        *,
-        in_thread: bool,
-    ) -> list[Any]:
-        healthy = set(map(id, self.health.healthy_remote_runners))
-
-        def request(runner: EnvRunnerHandle, fn: Callable[[Any], Any]) -> Any:
-            call = functools.partial(runner.apply, fn, in_thread=in_thread)
-            what = "run foreach_env_runner's function"
-            return functools.partial(
-                within, runner, limit_s, call, what=what, setting="timeout_seconds"
-            )
-
-        # Failed runners (healthy_only=False) are tried; what they raise is left out.
-        tried = [(r, fn) for r, fn in calls if r is self._local or id(r) in healthy or r.healthy]
-        outcomes = await collect([request(r, fn) for r, fn in tried], one_by_one=not in_thread)
-        kept = [
-            (r, o)
-            for (r, _), o in zip(tried, outcomes, strict=True)
-            if r is self._local or id(r) in healthy or not isinstance(o, Exception)
-        ]
-        settled = await self._settle([r for r, _ in kept], [o for _, o in kept])
-        return [result for _, result in settled]
-
-    async def aforeach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
-        """Call ``fn(sub_env)`` on every sub-env of every healthy runner; results per runner."""
-        return await self._foreach(lambda r: functools.partial(r.foreach_env, fn), True)
-
-    async def aforeach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[list[Any]]:
-        """Call ``fn(sub_env, env_context)`` on every sub-env of every healthy runner."""
-        return await self._foreach(
-            lambda r: functools.partial(r.foreach_env_with_context, fn), True
-        )
-
-    async def _foreach(
-        self, request: Callable[[EnvRunnerHandle], Callable[[], Awaitable[T]]], local: bool
-    ) -> list[T]:
-        runners = self._targets(local)
-        in_process = all(r.in_process for r in runners)  # then never suspend (sync callers)
-        outcomes = await collect([request(r) for r in runners], one_by_one=in_process)
-        return [result for _, result in await self._settle(runners, outcomes)]
-
-    def foreach_env_runner(
-        self,
-        func: RunnerFunction,
-        *,
-        local_env_runner: bool = True,
-        healthy_only: bool = True,
-        remote_worker_ids: Sequence[int] | None = None,
-        timeout_seconds: float | None = None,
-        kwargs: dict[str, Any] | None = None,
-        return_obj_refs: bool = False,
-        mark_healthy: bool = False,
-    ) -> list[Any]:
-        """Sync twin of ``aforeach_env_runner()`` (RLlib's name and keywords).
-
-        Works from scripts, sync callbacks and custom evaluation functions. On the event
-        loop's own thread (a sync per-step handler) with only in-process runners targeted,
-        ``func`` is called right there: it may then not call ``env_runner.sample()``.
-        """
-        check_unsupported(return_obj_refs, mark_healthy, healthy_only, timeout_seconds)
-        calls = self._runner_calls(func, local_env_runner, healthy_only, remote_worker_ids, kwargs)
-        twin = "env_runner_group.aforeach_env_runner(func)"
-        on_loop = in_event_loop() and (self.loop is None or self.loop.on_its_thread())
-        direct = on_loop and all(r.in_process for r, _ in calls)
-        call = functools.partial(self._run_calls, calls, timeout_seconds, in_thread=not direct)
-        return run_sync(self.loop, twin, call, may_wait=not direct)
-
-    def foreach_env(self, fn: Callable[[Any], Any]) -> list[list[Any]]:
-        """Sync twin of ``aforeach_env()``: works from scripts and sync callbacks."""
-        return self._sync("env_runner_group.aforeach_env(fn)", self.aforeach_env, fn)
-
-    def foreach_env_with_context(self, fn: Callable[[Any, Any], Any]) -> list[list[Any]]:
-        """Sync twin of ``aforeach_env_with_context()``."""
-        return self._sync(
-            "env_runner_group.aforeach_env_with_context(fn)", self.aforeach_env_with_context, fn
-        )
-
-    def _targets(self, local: bool) -> list[EnvRunnerHandle]:
-        healthy = self.health.healthy_remote_runners
-        return [self._local, *healthy] if local else healthy
-
-    def _sync(
-        self, twin: str, call: Callable[..., Awaitable[T]], fn: Any, *, local: bool = True
-    ) -> T:
-        may_wait = any(not r.in_process for r in self._targets(local))
-        return run_sync(self.loop, twin, call, fn, may_wait=may_wait)
 
     async def astop(self) -> None:
         """Stop every runner (close envs, end worker processes), even if one fails."""
