@@ -19,6 +19,9 @@ A chain of a hook that takes Control results (``_control``) also keeps ``_c``, t
 combined Control, and returns it: ``_r is None or (_c := _control(0, _r, _c))``.
 
 A chain with an async handler compiles to an ``async def`` that awaits exactly those.
+Compiled with ``in_threads``, such a chain runs its sync handlers in worker threads, one at
+a time and in order (``_thread``): ``Dispatcher.in_threads``, for hooks whose sync handlers
+may block (the Algorithm's; ``Publisher(offload_sync=...)``).
 A handler whose error policy is not "raise" gets its own ``try`` (``_mixed_policy_body``).
 Statistics, deadlines and the watchdog compile a timed chain instead (``ChainTiming``);
 with statistics alone, the chain counts every publish and times one in ``SAMPLE_EVERY``:
@@ -36,6 +39,8 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import anyio
 
 from ._control import Control, accepts_control, merge, refuse
 from ._errors import ConfigError
@@ -156,6 +161,7 @@ def compile_chain(
     policies: Sequence[str],
     sinks: dict[str, Any],
     timing: ChainTiming | None = None,
+    in_threads: bool = False,
 ) -> Callable[..., Any] | None:
     """Return one function that runs ``handlers`` in order, or None for an empty chain.
 
@@ -179,7 +185,8 @@ def compile_chain(
     name = f"dispatch_{hook}"
     every_call = timing is not None and timing.every_call
     args = (hook, live_args, handlers, policies)
-    source = _function(name, *args, timing=timing, timed=every_call)
+    in_threads = in_threads and is_async
+    source = _function(name, *args, timing=timing, timed=every_call, in_threads=in_threads)
     if timing is not None and timing.counted:
         if every_call:
             tick = ["    _tick()"]
@@ -189,7 +196,8 @@ def compile_chain(
             tick = [f"    if not _tick() & {SAMPLE_EVERY - 1}:", f"        return {call}"]
         source[1:1] = tick  # first thing in the body, after the ``def`` line
         if not every_call:
-            source = [*_function("_sample", *args, timing=timing, timed=True), *source]
+            sample = _function("_sample", *args, timing=timing, timed=True, in_threads=in_threads)
+            source = [*sample, *source]
 
     def sync_result(index: int, result: object) -> None:
         if isinstance(result, Control):
@@ -218,6 +226,7 @@ def compile_chain(
         "_handlers": tuple(handlers),
         "_sync": sync_result,
         "_control": control_result,
+        "_thread": _in_thread,
     }
     exec(compile("\n".join(source), f"<hookbus chain {hook}>", "exec"), namespace)
     fn: Callable[..., Any] = namespace[name]
@@ -233,10 +242,12 @@ def _function(
     *,
     timing: ChainTiming | None,
     timed: bool,
+    in_threads: bool = False,
 ) -> list[str]:
     """Return the source lines of one chain function called ``name``.
 
-    ``timed`` wraps each call in clock reads (``_timed``). A counted chain (statistics on)
+    ``timed`` wraps each call in clock reads (``_timed``); ``in_threads`` awaits each sync
+    handler's call in a worker thread (``_thread``). A counted chain (statistics on)
     reports, when a handler's exception or a cancellation leaves the chain, the index it
     stopped at (``_cut``); ``compile_chain`` adds its publish counter (``_tick``).
     """
@@ -256,6 +267,8 @@ def _function(
     calls = []
     for i, h in enumerate(handlers):
         call = f"h{i}({kwargs(h) if h.takes_live else 'event'})"
+        if in_threads and not h.is_async and h.takes_live:  # stream feeders stay on the loop
+            call = f"await _thread(h{i}, {kwargs(h)})"
         if h.is_async and not controls:
             # An awaited result can hold no coroutine, and this hook takes no Control: not
             # looking keeps async chains (the async step path) as cheap as before.
@@ -293,6 +306,11 @@ def _function(
     if controls:
         lines.append("    return _c")
     return lines
+
+
+async def _in_thread(fn: Callable[..., Any], /, **arguments: Any) -> Any:
+    """Return ``fn(**arguments)``, called in a worker thread (the loop goes on meanwhile)."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, **arguments))
 
 
 def _mixed_policy_body(

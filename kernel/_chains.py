@@ -3,8 +3,9 @@
 Each hook's chain is made of four parts, in this default order: class handlers, per-hook
 callables, ``subscribe()``-d handlers and stream feeders. Whenever a part changes, the
 hook's chain is resolved (ordering constraints, ``_order``) and compiled (``_chain``) into
-its ``Dispatcher``: once for every handler (``call``) and once for the observers alone
-(``observe``, what ``Bus.forward`` runs). Nothing here runs per publish.
+its ``Dispatcher``: once for every handler (``call``), once for the observers alone
+(``observe``, what ``Bus.forward`` runs) and, for a chain of sync and async handlers, once
+with its sync handlers in worker threads (``in_threads``). Nothing here runs per publish.
 
 The hooks' chains exist from the start; an event type of yours gets its chain (and its
 ``Dispatcher``) the first time the bus meets it: subscribed to, published, looked up.
@@ -139,6 +140,8 @@ class ChainTable:
         observers = [h for h in handlers if h.observer]
         dispatcher.call = self._compile(hook, "call", handlers)
         dispatcher.is_async = any(h.is_async for h in handlers)
+        mixed = dispatcher.is_async and not all(h.is_async for h in handlers)
+        dispatcher.in_threads = self._compile(hook, "in_threads", handlers) if mixed else None
         dispatcher.observe = self._compile(hook, "observe", observers)
         dispatcher.observe_is_async = any(h.is_async for h in observers)
 
@@ -149,6 +152,7 @@ class ChainTable:
             _close(dispatcher)
 
     def _compile(self, hook: str, kind: str, handlers: list[Handler]) -> Callable[..., Any] | None:
+        # kind: "call", "observe" or "in_threads" (the whole chain, sync handlers in threads)
         return compile_chain(
             hook,
             live_args_of(hook),
@@ -156,6 +160,7 @@ class ChainTable:
             policies=[self.policies.policy(h) for h in handlers],
             sinks=self.policies.sinks(hook),
             timing=self.timings.plan((hook, kind), handlers),
+            in_threads=kind == "in_threads",
         )
 
     def _everyone(self) -> list[Handler]:
@@ -163,7 +168,7 @@ class ChainTable:
 
 
 def _close(dispatcher: Dispatcher) -> None:
-    dispatcher.call, dispatcher.is_async = _closed_bus, False
+    dispatcher.call, dispatcher.is_async, dispatcher.in_threads = _closed_bus, False, None
     dispatcher.observe, dispatcher.observe_is_async = _closed_bus, False
 
 

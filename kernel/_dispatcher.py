@@ -28,13 +28,16 @@ class Dispatcher:
 
     ``call`` takes the event and the hook's live arguments (``live_args``, in that order),
     positionally or by keyword; those left out are None. ``observe`` / ``observe_is_async``
-    are the same for the chain's observers alone (see ``Bus.forward``).
+    are the same for the chain's observers alone (see ``Bus.forward``). ``in_threads``
+    is the chain run with its sync handlers in worker threads, for a chain that also has
+    an async handler (None otherwise; ``Publisher(offload_sync=...)``).
     """
 
     __slots__ = (
         "call",
         "event_type",
         "hook",
+        "in_threads",
         "is_async",
         "live_args",
         "observe",
@@ -47,6 +50,7 @@ class Dispatcher:
         self.live_args: tuple[str, ...] = live_args_of(self.hook)
         self.call: Callable[..., Any] | None = None
         self.is_async = False
+        self.in_threads: Callable[..., Any] | None = None
         self.observe: Callable[..., Any] | None = None
         self.observe_is_async = False
 

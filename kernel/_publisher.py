@@ -24,7 +24,8 @@ class Publisher:
     chain or calls it, as the chain is async or not. ``fixed`` live arguments (say
     ``algorithm=algo, metrics_logger=logger``) go to every hook that takes them.
 
-    ``offload_sync`` names event types whose all-sync chains run in a worker thread, so that
+    ``offload_sync`` names event types whose sync handlers run in a worker thread (an
+    all-sync chain as a whole; in a chain with async handlers, each sync one), so that
     a sync handler may call blocking sync facades such as
     ``algorithm.env_runner_group.foreach_env(fn)``: they reach the event loop, which is free
     meanwhile. Only for hooks published when nothing else of the publisher runs (the
@@ -114,6 +115,8 @@ class Publisher:
         assert call is not None
         control: Control | None
         if dispatcher.is_async:
+            if dispatcher.in_threads is not None and type(event) in self._offload:
+                call = dispatcher.in_threads  # its sync handlers in threads, in chain order
             control = await call(event, **arguments)
         elif type(event) in self._offload:
             control = await anyio.to_thread.run_sync(functools.partial(call, event, **arguments))

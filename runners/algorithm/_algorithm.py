@@ -59,7 +59,7 @@ ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
     CheckpointLoaded,
     EnvRunnersRecreated,
 )
-"""The Algorithm-side hooks: their all-sync chains run in a worker thread."""
+"""The Algorithm-side hooks: their sync handlers run in worker threads."""
 
 
 class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):

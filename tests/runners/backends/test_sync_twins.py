@@ -84,3 +84,21 @@ def test_a_sync_on_evaluate_start_handler_reaches_worker_processes(
         algo.evaluate()
         assert process_helpers.SEEN_BY_HANDLER == [["CartPoleEnv"]] * 2  # local, then remote
         assert algo.train()["training_iteration"] == 1
+
+
+async def _awaits_nothing(**kwargs: object) -> None:
+    """An async handler: with it, the chain is async and mixes sync and async handlers."""
+
+
+@pytest.mark.parametrize("hook", ["on_train_result", "on_evaluate_start"])
+def test_a_sync_handler_beside_an_async_one_reaches_worker_processes(
+    small_ppo: PPOConfig, hook: str
+) -> None:
+    """In a chain that also holds an ``async def`` handler, a sync handler of an
+    Algorithm-side hook still runs in a worker thread and may call the blocking facades."""
+    config = small_ppo.env_runners(num_env_runners=1, backend="process")
+    handlers = [_awaits_nothing, process_helpers.foreach_env_in_the_loop, _awaits_nothing]
+    with config.callbacks(**{hook: handlers}).build() as algo:
+        process_helpers.SEEN_BY_HANDLER.clear()
+        algo.train() if hook == "on_train_result" else algo.evaluate()
+        assert process_helpers.SEEN_BY_HANDLER == [["CartPoleEnv"]] * 2  # local, then remote
