@@ -37,15 +37,22 @@ class RLlibSurface:
     @classmethod
     def get_default_config(cls) -> AlgorithmConfig[Any]:
         """Return a new config of this algorithm (RLlib's classmethod): ``PPO`` gives a
-        ``PPOConfig()``."""
-        for config_class in _subclasses(AlgorithmConfig):
-            if config_class.algo_class is cls:
-                config: AlgorithmConfig[Any] = config_class()
-                return config
+        ``PPOConfig()``.
+
+        The config class is the one that names this class as its ``algo_class``, or else
+        the nearest base's (a subclass without a config of its own, Tune's wrappers
+        included, gets its base's, as RLlib's per-class overrides are inherited).
+        """
+        configs = _subclasses(AlgorithmConfig)
+        for klass in cls.__mro__:
+            for config_class in configs:
+                if vars(config_class).get("algo_class") is klass:
+                    config: AlgorithmConfig[Any] = config_class()
+                    return config
         raise ConfigError(
-            f"no AlgorithmConfig subclass names {cls.__name__} as its algo_class; define "
-            f"one (class MyConfig(AlgorithmConfig[{cls.__name__}]): algo_class = "
-            f"{cls.__name__})"
+            f"no AlgorithmConfig subclass names {cls.__name__} or a base of it as its "
+            f"algo_class; define one (class MyConfig(AlgorithmConfig[{cls.__name__}]): "
+            f"algo_class = {cls.__name__})"
         )
 
     def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:

@@ -54,6 +54,17 @@ def test_get_default_config_is_a_classmethod_giving_the_algorithms_config() -> N
     assert type(CountingPPO.get_default_config()) is CountingConfig
 
 
+def test_a_subclass_without_a_config_of_its_own_gets_its_bases() -> None:
+    class Quiet(CountingPPO):  # as Tune's wrappers subclass a trainable
+        pass
+
+    class Plain(DQN):
+        pass
+
+    assert type(Quiet.get_default_config()) is CountingConfig
+    assert type(Plain.get_default_config()) is DQNConfig
+
+
 def test_module_and_weights(small_ppo: PPOConfig) -> None:
     with small_ppo.build() as algo:
         module = algo.get_module()

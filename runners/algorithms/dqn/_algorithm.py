@@ -95,18 +95,6 @@ class DQN(Algorithm):
     env steps were sampled, trains on replayed batches (see docs/dqn.md).
     """
 
-    @classmethod
-    def get_default_config(cls) -> DQNConfig:
-        """Return a new ``DQNConfig`` (RLlib's classmethod); a subclass whose own config class
-        names it as ``algo_class`` gets that one, any other a ``DQNConfig``, as in RLlib."""
-        if cls is not DQN:
-            try:
-                config: DQNConfig = super().get_default_config()  # type: ignore[assignment]
-                return config
-            except ConfigError:
-                pass
-        return DQNConfig()
-
     config: DQNConfig
     local_replay_buffer: ReplayBuffer
     """The replay buffer: ``add``, ``sample``, ``len()``, ``get_state()``, ``set_state()``."""

@@ -95,18 +95,6 @@ def _trajectory(episode: Episode, observations: Callable[[Any], NDArray[Any]]) -
 class PPO(Algorithm):
     """Proximal Policy Optimization with a numpy MLP policy and value function."""
 
-    @classmethod
-    def get_default_config(cls) -> PPOConfig:
-        """Return a new ``PPOConfig`` (RLlib's classmethod); a subclass whose own config class
-        names it as ``algo_class`` gets that one, any other a ``PPOConfig``, as in RLlib."""
-        if cls is not PPO:
-            try:
-                config: PPOConfig = super().get_default_config()  # type: ignore[assignment]
-                return config
-            except ConfigError:
-                pass
-        return PPOConfig()
-
     def build_learner(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
     ) -> PPOLearner:
