@@ -176,9 +176,15 @@ class MultiAgentSteps:
                 space = self.spaces[module_id][1]
                 chosen: Any = [space.sample() for _ in keys]
             else:
+                # Box agents without connector: no pipeline, the env's arrays as they are.
+                batch = (
+                    np.asarray(rows)
+                    if to_module is None
+                    else _rows(to_module, keys, rows, sampling)
+                )
                 chosen = self.exploration[module_id].get_actions(
                     module[module_id],
-                    np.asarray(rows) if to_module is None else self._rows(keys, rows, sampling),
+                    batch,
                     sampling.rng,
                     sampling.timestep,
                     sampling.explore,
@@ -187,15 +193,6 @@ class MultiAgentSteps:
             for (i, agent_id), action in zip(keys, chosen, strict=True):
                 actions[i][agent_id] = action
         return actions
-
-    def _rows(
-        self, keys: list[tuple[int, Any]], observations: list[Any], sampling: Sampling
-    ) -> Any:
-        """Return the module's rows for the env's ``observations`` of the agents ``keys``
-        (sub-env, agent id), through the env-to-module pipeline."""
-        episodes = sampling.episodes
-        agents = [(a, episodes[i].agent_episodes[a]) for i, a in keys]
-        return self.to_module.rows(agents, observations)  # type: ignore[union-attr]
 
     async def run(self, sampling: Sampling) -> int:
         """Step the sub-envs one by one until the budget is met; return the env steps."""
@@ -237,6 +234,18 @@ class MultiAgentSteps:
     async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> MultiAgentEpisode:
         """Create, reset and start sub-env ``i``'s next episode."""
         return await self._start(i, lifecycle)
+
+
+def _rows(
+    to_module: MultiAgentEnvToModule,
+    keys: list[tuple[int, Any]],
+    observations: list[Any],
+    sampling: Sampling,
+) -> Any:
+    """Return the module's rows for the env's ``observations`` of the agents ``keys``
+    (sub-env, agent id), through the env-to-module pipeline."""
+    episodes = sampling.episodes
+    return to_module.rows([(a, episodes[i].agent_episodes[a]) for i, a in keys], observations)
 
 
 class MultiAgentEnvRunner(EnvRunner):
