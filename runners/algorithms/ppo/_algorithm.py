@@ -136,7 +136,10 @@ class PPO(Algorithm):
         ) -> Learner[Sequence[Episode]]:
             settings = shared.copy()
             settings["seed"] = seed
-            return self._ppo_learner(ModulePPOLearner, obs_space, act_space, settings)
+            try:
+                return self._ppo_learner(ModulePPOLearner, obs_space, act_space, settings)
+            except ConfigError as exc:  # e.g. an agent's action space PPO does not take
+                raise ConfigError(f"policy {module_id!r}: {exc}") from exc
 
         config = self.config
         return MultiAgentLearner(

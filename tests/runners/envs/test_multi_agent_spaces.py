@@ -302,6 +302,27 @@ def test_an_unsupported_agent_space_or_a_module_of_two_sizes_is_one_error() -> N
         shared.build()
 
 
+class DictActions(space_envs.MultiAgentSpaces):
+    """An agent whose action space PPO does not take (a Dict)."""
+
+    MAKERS: ClassVar[dict[str, Any]] = {"lake": space_envs.MultiAgentSpaces.MAKERS["lake"]}
+
+    def __init__(self, config: Any = None) -> None:
+        super().__init__(config)
+        self.action_spaces = {"lake": gym.spaces.Dict({"a": gym.spaces.Discrete(2)})}
+
+
+def test_an_agents_action_space_ppo_does_not_take_is_one_error_naming_its_policy() -> None:
+    config = PPOConfig().environment(DictActions)
+    config.multi_agent(policies={"lake"}, policy_mapping_fn=space_envs.agent_is_policy)
+    with pytest.raises(
+        ConfigError,
+        match=r"policy 'lake': bad PPO setting: unsupported action space Dict.*PPO supports "
+        r"Discrete, MultiDiscrete and one-dimensional Box action spaces",
+    ):
+        config.build()
+
+
 @pytest.mark.anyio
 async def test_a_recorded_multi_agent_run_of_every_space_replays_exactly(tmp_path: Path) -> None:
     path = tmp_path / "run.msgpack"
