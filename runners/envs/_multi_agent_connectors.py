@@ -100,11 +100,35 @@ class MultiAgentEnvToModule:
 
     def rows(self, keys: Sequence[tuple[Any, Any]], observations: Sequence[Any]) -> NDArray[Any]:
         """Return the module's rows for ``observations``, one per ``(agent_id,
-        agent_episode)`` in ``keys``: the sampling loop's, once per module and vector step."""
-        agent = self._agent
-        return np.asarray(
-            [agent(a).one(o, e) for (a, e), o in zip(keys, observations, strict=True)]
-        )
+        agent_episode)`` in ``keys``: the sampling loop's, once per module and vector step.
+
+        Rows are made per agent, all of its sub-envs' at once: a flatten of 8 observations
+        costs about what a flatten of one does (numpy calls per leaf, not per row).
+        """
+        groups: dict[Any, list[int]] = {}
+        for n, (agent_id, _) in enumerate(keys):
+            groups.setdefault(agent_id, []).append(n)
+        if len(groups) == 1:  # one agent per module: its rows are the batch
+            return self._block(keys[0][0], keys, observations)
+        blocks = [
+            (at, self._block(agent_id, [keys[n] for n in at], [observations[n] for n in at]))
+            for agent_id, at in groups.items()
+        ]
+        first = blocks[0][1]
+        dtype = np.result_type(*(block.dtype for _, block in blocks))
+        out = np.empty((len(keys), *first.shape[1:]), dtype=dtype)
+        for at, block in blocks:
+            out[at] = block
+        return out
+
+    def _block(
+        self, agent_id: Any, keys: Sequence[tuple[Any, Any]], observations: Sequence[Any]
+    ) -> NDArray[Any]:
+        pipeline = self._agent(agent_id)
+        if pipeline.flattener is not None or not pipeline.steps:
+            return pipeline.stack(observations, None)  # no piece of the user's: no episode
+        rows = zip(keys, observations, strict=True)
+        return np.asarray([pipeline.one(o, e) for (_, e), o in rows])
 
     def one(self, agent_id: Any, observation: Any, episode: Any = None) -> Any:
         """Return one observation of ``agent_id`` as its module takes it."""
