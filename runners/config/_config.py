@@ -323,11 +323,6 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
                 "'VECTOR_ENTRY_POINT' env has none to reach (it is one vector object); use "
                 "'SYNC' or 'ASYNC', or set tasks on the vector env with foreach_env"
             )
-        if self.env_to_module_connector is not None and self.is_multi_agent:
-            raise ConfigError(
-                "env_to_module_connector is for single-agent envs in hookbus; a multi-agent "
-                "run's modules take Box observations (docs/environments.md); allowed: None"
-            )
         if self.evaluation_config:  # check the overrides' names and values now, not mid-run
             evaluation = self.get_evaluation_config_object()
             evaluation.evaluation_config = None

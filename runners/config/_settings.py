@@ -364,9 +364,10 @@ class EnvRunnersSettings(Settings, frozen=True):
     env_to_module_connector: Annotated[
         Any,
         Setting(
-            "fn(env) -> FlattenObservations(), your ObservationPreprocessor, a list of them "
-            "or None (None: flatten what is not a Box)",
-            optional(is_callable, "a callable fn(env) or None"),
+            "fn(env, spaces, device) or fn(env) -> FlattenObservations() (multi-agent: "
+            "FlattenObservations(multi_agent=True)), your ObservationPreprocessor, a list of "
+            "them or None (None: flatten what is not a Box)",
+            optional(is_callable, "a callable fn(env, spaces, device), fn(env) or None"),
             by_value=True,
         ),
     ] = None

@@ -15,9 +15,11 @@ from ..config import is_multi_agent, mapping_fn, module_spaces
 from ..envs import (
     EnvContext,
     MultiAgentEnv,
+    MultiAgentEnvToModule,
     env_maker,
     env_name,
     mark_env_failure,
+    multi_agent_pipeline,
     vectorize_mode,
 )
 from ._env_runner import EnvRunner
@@ -101,7 +103,7 @@ class MultiAgentSteps:
     False).
     """
 
-    __slots__ = ("_mapping", "env", "exploration", "resetting", "spaces")
+    __slots__ = ("_mapping", "env", "exploration", "resetting", "spaces", "to_module")
 
     def __init__(
         self, config: AlgorithmConfig[Any], env_context: EnvContext, *, seed: int | None
@@ -124,8 +126,12 @@ class MultiAgentSteps:
         self._mapping = mapping_fn(config)
         self.env = MultiAgentVectorEnv(makers)
         first: Any = self.env.envs[0].unwrapped
-        self.spaces: dict[str, tuple[Any, Any]] = module_spaces(config, first)
-        """Each module's (observation space, action space)."""
+        self.to_module: MultiAgentEnvToModule | None
+        """The env-to-module pipeline; None (Box agents, no connector) costs nothing."""
+        self.to_module, self.spaces = multi_agent_pipeline(
+            config.env_to_module_connector, first, module_spaces(config, first), self._mapping
+        )
+        """Each module's (observation space, action space): what the module takes."""
         self.exploration: dict[str, Any] = {
             module_id: make_exploration(config.exploration, action_space)
             for module_id, (_, action_space) in self.spaces.items()
@@ -164,15 +170,21 @@ class MultiAgentSteps:
                 rows, keys = batches.setdefault(episode.module_for(agent_id), ([], []))
                 rows.append(episode.agent_episodes[agent_id].observations[-1])
                 keys.append((i, agent_id))
-        module = sampling.module
+        module, to_module = sampling.module, self.to_module
         for module_id, (rows, keys) in batches.items():
             if sampling.random_actions or module is None:
                 space = self.spaces[module_id][1]
                 chosen: Any = [space.sample() for _ in keys]
             else:
+                # Box agents without connector: no pipeline, the env's arrays as they are.
+                batch = (
+                    np.asarray(rows)
+                    if to_module is None
+                    else _rows(to_module, keys, rows, sampling)
+                )
                 chosen = self.exploration[module_id].get_actions(
                     module[module_id],
-                    np.asarray(rows),
+                    batch,
                     sampling.rng,
                     sampling.timestep,
                     sampling.explore,
@@ -224,6 +236,18 @@ class MultiAgentSteps:
         return await self._start(i, lifecycle)
 
 
+def _rows(
+    to_module: MultiAgentEnvToModule,
+    keys: list[tuple[int, Any]],
+    observations: list[Any],
+    sampling: Sampling,
+) -> Any:
+    """Return the module's rows for the env's ``observations`` of the agents ``keys``
+    (sub-env, agent id), through the env-to-module pipeline."""
+    episodes = sampling.episodes
+    return to_module.rows([(a, episodes[i].agent_episodes[a]) for i, a in keys], observations)
+
+
 class MultiAgentEnvRunner(EnvRunner):
     """Sample ``MultiAgentEpisode``s, publishing the same hooks as the single-agent runner.
 
@@ -241,10 +265,19 @@ class MultiAgentEnvRunner(EnvRunner):
         """Each module's (observation space, action space)."""
         return cast(MultiAgentSteps, self._steps).spaces
 
+    def module_observations(self, observations: Any, episode: Any = None) -> Any:
+        """Return an agent's ``observations`` (``episode``'s, an agent episode) as its
+        module takes them: through the env-to-module pipeline, stacked into one array."""
+        to_module = cast(MultiAgentSteps, self._steps).to_module
+        if to_module is None:
+            return np.asarray(observations)
+        return to_module.stack(episode.agent_id, observations, episode)
+
     def compute_single_action(
         self, observation: Any, *, explore: bool | None = None, policy_id: str | None = None
     ) -> Any:
-        """Return ``policy_id``'s action for one observation (the only policy if one)."""
+        """Return ``policy_id``'s action for one observation of the env (the only policy
+        if one), through the env-to-module pipeline as the policy's first agent's."""
         if policy_id is None:
             if len(self.spaces) != 1:
                 raise ConfigError(
@@ -257,6 +290,9 @@ class MultiAgentEnvRunner(EnvRunner):
                 f"unknown policy_id {policy_id!r}; policies: {', '.join(map(repr, self.spaces))}"
             )
         explore = self.config.explore if explore is None else explore
+        to_module = cast(MultiAgentSteps, self._steps).to_module
+        if to_module is not None:
+            observation = to_module.module_one(policy_id, observation)
         batch = np.asarray(observation)[None]
         actions = self._steps.exploration[policy_id].get_actions(
             self.module[policy_id], batch, self._rng, self._sampling.timestep, explore

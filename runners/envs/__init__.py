@@ -6,6 +6,7 @@ from ._connectors import (
     FlattenObservations as FlattenObservations,
     ObservationPreprocessor as ObservationPreprocessor,
     SingleAgentObservationPreprocessor as SingleAgentObservationPreprocessor,
+    connector_pieces as connector_pieces,
     env_to_module_pipeline as env_to_module_pipeline,
 )
 from ._env import (
@@ -17,6 +18,10 @@ from ._env import (
     is_env_failure as is_env_failure,
     mark_env_failure as mark_env_failure,
     resolve_env as resolve_env,
+)
+from ._multi_agent_connectors import (
+    MultiAgentEnvToModule as MultiAgentEnvToModule,
+    multi_agent_pipeline as multi_agent_pipeline,
 )
 from ._multi_agent_env import (
     MultiAgentCartPole as MultiAgentCartPole,
@@ -55,12 +60,14 @@ __all__ = (
     "Flattener",
     "MultiAgentCartPole",
     "MultiAgentEnv",
+    "MultiAgentEnvToModule",
     "ObservationPreprocessor",
     "RegisteredEnv",
     "SingleAgentObservationPreprocessor",
     "TaskSettableEnv",
     "check_env",
     "check_observation_space",
+    "connector_pieces",
     "env_maker",
     "env_name",
     "env_to_module_pipeline",
@@ -70,6 +77,7 @@ __all__ = (
     "make_multi_agent",
     "make_vector_env",
     "mark_env_failure",
+    "multi_agent_pipeline",
     "register_env",
     "registered_env_names",
     "resolve_env",

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import abc
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.spaces import Dict
 from numpy.typing import NDArray
 
 from hookbus.kernel import ConfigError
@@ -33,6 +34,7 @@ __all__ = (
     "FlattenObservations",
     "ObservationPreprocessor",
     "SingleAgentObservationPreprocessor",
+    "connector_pieces",
     "env_to_module_pipeline",
 )
 
@@ -95,6 +97,10 @@ class FlattenObservations(SingleAgentObservationPreprocessor):
 
     Box (any shape) flattened, Discrete and MultiDiscrete one-hot, Dict (keys sorted) and
     Tuple concatenated, nested, in RLlib's order (docs/environments.md).
+
+    ``multi_agent=True`` (a multi-agent run's form, as in RLlib) takes the env's Dict of
+    agent id to observation space and flattens each agent's observations by its own
+    space; ``agent_ids`` limits that to some agents (the others pass through as they are).
     """
 
     def __init__(
@@ -103,37 +109,92 @@ class FlattenObservations(SingleAgentObservationPreprocessor):
         input_action_space: gym.Space[Any] | None = None,
         *,
         multi_agent: bool = False,
-        agent_ids: Any = None,
+        agent_ids: Collection[Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Take RLlib's arguments; ``multi_agent=True`` is not there yet (ConfigError)."""
-        if multi_agent or agent_ids is not None:
-            raise ConfigError(
-                f"FlattenObservations(multi_agent={multi_agent!r}, agent_ids={agent_ids!r}): "
-                "hookbus's env-to-module pipeline is single-agent; allowed: "
-                "FlattenObservations() with a single-agent env"
-            )
+        """Take RLlib's arguments; anything else is a ConfigError naming it."""
+        _check_flatten_arguments(multi_agent, agent_ids, kwargs)
+        self.multi_agent = multi_agent
+        self.agent_ids = None if agent_ids is None else list(agent_ids)
         self._flattener: Flattener | None = None
-        super().__init__(input_observation_space, input_action_space, **kwargs)
+        self._by_agent: dict[Any, Flattener] = {}
+        super().__init__(input_observation_space, input_action_space)
 
     def recompute_output_observation_space(
         self,
         input_observation_space: gym.Space[Any],
         input_action_space: gym.Space[Any] | None,
     ) -> gym.Space[Any]:
-        """Return the flattened space: a 1-D float32 Box."""
-        self._flattener = Flattener(input_observation_space)
-        return self._flattener.observation_space
+        """Return the flattened space: a 1-D float32 Box (multi-agent: a Dict of them)."""
+        if not self.multi_agent:
+            self._flattener = Flattener(input_observation_space)
+            return self._flattener.observation_space
+        if not isinstance(input_observation_space, Dict):
+            raise ConfigError(
+                f"FlattenObservations(multi_agent=True) takes a Dict space keyed by agent id, "
+                f"got {input_observation_space!r}; allowed: FlattenObservations() in a "
+                f"single-agent run"
+            )
+        agents = input_observation_space.spaces
+        unknown = [a for a in self.agent_ids or () if a not in agents]
+        if unknown:
+            raise ConfigError(
+                f"FlattenObservations(agent_ids={self.agent_ids!r}): {unknown!r} not among "
+                f"the env's agents {list(agents)!r}; allowed: a collection of those, or None"
+            )
+        chosen = list(agents) if self.agent_ids is None else self.agent_ids
+        self._by_agent = {}
+        for agent_id in chosen:
+            try:
+                self._by_agent[agent_id] = Flattener(agents[agent_id])
+            except ConfigError as exc:
+                raise ConfigError(f"agent {agent_id!r}: {exc}") from None
+        spaces = {
+            a: self._by_agent[a].observation_space if a in self._by_agent else space
+            for a, space in agents.items()
+        }
+        return Dict(spaces)
 
     def preprocess(self, observation: Any, episode: Any = None) -> Any:
-        """Return ``observation`` as one float32 row."""
-        return self._bound.one(observation)
+        """Return ``observation`` as one float32 row (multi-agent: by the space of
+        ``episode.agent_id``; an agent not in ``agent_ids`` keeps its observation)."""
+        if not self.multi_agent:
+            return self._bound.one(observation)
+        flattener = self._by_agent.get(getattr(episode, "agent_id", None))
+        return observation if flattener is None else flattener.one(observation)
+
+    def agent_flattener(self, agent_id: Any) -> Flattener | None:
+        """Return how ``agent_id``'s observations are flattened (multi-agent), or None:
+        it passes through."""
+        return self._by_agent.get(agent_id)
 
     @property
     def _bound(self) -> Flattener:
         if self._flattener is None:
             raise ConfigError("FlattenObservations has no input space yet: add it to a pipeline")
         return self._flattener
+
+
+def _check_flatten_arguments(
+    multi_agent: object, agent_ids: object, kwargs: dict[str, Any]
+) -> None:
+    allowed = (
+        "allowed: FlattenObservations() in a single-agent run, "
+        "FlattenObservations(multi_agent=True, agent_ids=None or a list of agent ids) in a "
+        "multi-agent one"
+    )
+    if kwargs:
+        raise ConfigError(f"FlattenObservations got unknown keywords {sorted(kwargs)!r}; {allowed}")
+    if not isinstance(multi_agent, bool):
+        raise ConfigError(f"FlattenObservations(multi_agent={multi_agent!r}): {allowed}")
+    if agent_ids is None:
+        return
+    if not multi_agent:
+        raise ConfigError(
+            f"FlattenObservations(agent_ids={agent_ids!r}) without multi_agent=True: {allowed}"
+        )
+    if isinstance(agent_ids, str | bytes) or not isinstance(agent_ids, Collection):
+        raise ConfigError(f"FlattenObservations(agent_ids={agent_ids!r}): {allowed}")
 
 
 class EnvToModule:
@@ -153,6 +214,11 @@ class EnvToModule:
         space = observation_space
         bound: list[tuple[Callable[..., Any], bool]] = []
         for piece in pieces:
+            if isinstance(piece, FlattenObservations) and piece.multi_agent:
+                raise ConfigError(
+                    "FlattenObservations(multi_agent=True) is for multi-agent envs, and this "
+                    "env is single-agent; allowed: FlattenObservations()"
+                )
             space = piece.bind(space, action_space)
             bound.append((piece.preprocess, _takes_episode(piece.preprocess)))
         if not is_flat_box(space):
@@ -215,15 +281,46 @@ def env_to_module_pipeline(connector: Any, env: Any) -> EnvToModule | None:
     """Return the pipeline for ``env`` (a vector env), or None: a Box needs none.
 
     ``connector`` is the ``env_to_module_connector`` setting: None (the default pipeline:
-    flatten what is not a Box), or ``fn(env)`` returning a piece, a list of pieces, or None.
+    flatten what is not a Box), or ``fn(env, spaces, device)`` (or RLlib's older
+    ``fn(env)``) returning a piece, a list of pieces, or None.
     """
     obs_space, act_space = env.single_observation_space, env.single_action_space
-    pieces = _pieces(connector(env) if connector is not None else None)
+    spaces = {
+        "__env__": (env.observation_space, env.action_space),
+        "__env_single__": (obs_space, act_space),
+    }
+    pieces = connector_pieces(connector, env, spaces)
     if not pieces:
         if is_flat_box(obs_space):
             return None
         check_observation_space(obs_space)
     return EnvToModule(pieces, obs_space, act_space)
+
+
+def connector_pieces(
+    connector: Any, env: Any, spaces: dict[Any, Any]
+) -> list[SingleAgentObservationPreprocessor]:
+    """Return the pieces ``connector`` makes (none when it is None).
+
+    RLlib calls ``fn(env, spaces, device)`` and falls back on ``fn(env)``; here the
+    function's signature decides, so that a TypeError raised inside it is not taken for a
+    wrong signature. ``device`` is None (no torch).
+    """
+    if connector is None:
+        return []
+    made = connector(*(env, spaces, None)[: _positional_arguments(connector)])
+    return _pieces(made)
+
+
+def _positional_arguments(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: RLlib's older form
+        return 1
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return 3
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return min(3, sum(p.kind in positional for p in params))
 
 
 def _pieces(made: Any) -> list[SingleAgentObservationPreprocessor]:

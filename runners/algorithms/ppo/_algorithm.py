@@ -20,7 +20,6 @@ from ...config import (
     section,
     trains_module,
 )
-from ...env_runner import MultiAgentEnvRunner
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
 from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
@@ -38,14 +37,20 @@ Chunks = Sequence[Episode | Trajectory]
 """What PPO's learners train on: the EnvRunners' episode chunks (or ready trajectories)."""
 
 
+def _as_array(observations: Any, episode: Episode | None = None) -> NDArray[Any]:
+    return np.asarray(observations)
+
+
 class EpisodePPOLearner(PPOLearner):
     """A PPOLearner that takes the EnvRunners' episode chunks.
 
-    Episodes hold the env's observations; ``observations`` turns an episode's into the
-    module's (the local runner's env-to-module pipeline, set by the Algorithm).
+    Episodes hold the env's observations; ``observations(observations, episode)`` turns an
+    episode's into the module's (the local runner's env-to-module pipeline, set by the
+    Algorithm; in a multi-agent run the episode is an agent's, whose ``agent_id`` picks
+    its pipeline).
     """
 
-    observations: Callable[[Any], NDArray[Any]] = staticmethod(np.asarray)
+    observations: Callable[[Any, Episode], NDArray[Any]] = staticmethod(_as_array)
 
     def update(self, episodes: Chunks) -> dict[str, float]:
         """Turn episode chunks into trajectories and run one PPO update."""
@@ -74,7 +79,7 @@ class ModulePPOLearner(EpisodePPOLearner):
 
 
 def _trajectories(
-    episodes: Chunks, observations: Callable[[Any], NDArray[Any]]
+    episodes: Chunks, observations: Callable[[Any, Episode], NDArray[Any]]
 ) -> list[Trajectory]:
     return [
         ep if isinstance(ep, Trajectory) else _trajectory(ep, observations)
@@ -83,9 +88,11 @@ def _trajectories(
     ]
 
 
-def _trajectory(episode: Episode, observations: Callable[[Any], NDArray[Any]]) -> Trajectory:
+def _trajectory(
+    episode: Episode, observations: Callable[[Any, Episode], NDArray[Any]]
+) -> Trajectory:
     return Trajectory(
-        observations=observations(episode.observations),
+        observations=observations(episode.observations, episode),
         actions=np.asarray(episode.actions),
         rewards=np.asarray(episode.rewards, dtype=np.float64),
         terminated=episode.is_terminated,
@@ -117,7 +124,10 @@ class PPO(Algorithm):
         ) -> Learner[Sequence[Episode]]:
             settings = shared.copy()
             settings["seed"] = seed
-            return self._ppo_learner(ModulePPOLearner, obs_space, act_space, settings)
+            try:
+                return self._ppo_learner(ModulePPOLearner, obs_space, act_space, settings)
+            except ConfigError as exc:  # e.g. an agent's action space PPO does not take
+                raise ConfigError(f"policy {module_id!r}: {exc}") from exc
 
         config = self.config
         return MultiAgentLearner(
@@ -140,9 +150,7 @@ class PPO(Algorithm):
             )
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc
-        runner = self.env_runner
-        if not isinstance(runner, MultiAgentEnvRunner):
-            learner.observations = runner.module_observations
+        learner.observations = self.env_runner.module_observations
         return learner
 
     async def atraining_step(self) -> None:

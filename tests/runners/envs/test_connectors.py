@@ -13,7 +13,6 @@ import pytest
 from hookbus.kernel import ConfigError
 from hookbus.runners import (
     FlattenObservations,
-    MultiAgentCartPole,
     ObservationPreprocessor,
     PPOConfig,
     SingleAgentObservationPreprocessor,
@@ -105,10 +104,27 @@ def test_the_setting_takes_a_callable_only() -> None:
         ).validate()
 
 
-def test_multi_agent_runs_refuse_a_connector() -> None:
-    config = PPOConfig().environment(MultiAgentCartPole, env_config={"num_agents": 2})
-    config = config.env_runners(env_to_module_connector=lambda env: FlattenObservations())
-    with pytest.raises(ConfigError, match=r"env_to_module_connector is for single-agent envs"):
-        config.validate()
-    with pytest.raises(ConfigError, match=r"FlattenObservations\(multi_agent=True"):
-        FlattenObservations(multi_agent=True)
+def test_rllibs_three_argument_form_gets_the_env_and_its_spaces() -> None:
+    seen: list[Any] = []
+
+    def connector(env: Any, spaces: Any, device: Any) -> Any:
+        seen.append((spaces["__env_single__"][0], device))
+        return FlattenObservations()
+
+    config = small(PPOConfig().environment(space_envs.DictCorridor))
+    with config.env_runners(env_to_module_connector=connector).build() as algo:
+        assert algo.env_runner.module_observation_space.shape == (17,)
+    assert seen
+    assert seen[0] == (space_envs.DictCorridor().observation_space, None)
+
+
+def test_the_multi_agent_form_in_a_single_agent_run_is_one_error() -> None:
+    config = small(PPOConfig().environment(space_envs.DictCorridor)).env_runners(
+        env_to_module_connector=lambda env: FlattenObservations(multi_agent=True)
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"FlattenObservations\(multi_agent=True\) is for multi-agent envs.*"
+        r"allowed: FlattenObservations\(\)",
+    ):
+        config.build()

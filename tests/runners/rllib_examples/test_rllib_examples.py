@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 import hookbus.runners
-from hookbus.events import ConfigError
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the scripts import rllib_example_envs, as workers do
@@ -149,13 +148,6 @@ def test_agents_act_in_sequence_trains_two_policies_in_turns(
     assert set(results[0]["learners"]) >= {"player1", "player2"}
 
 
-@pytest.mark.xfail(
-    reason="multi-agent runs take Box observations only, with no env_to_module_connector "
-    "(docs/migrating.md, 'Not there yet'): the script's FlattenObservations(multi_agent=True) "
-    "is a ConfigError",
-    raises=ConfigError,
-    strict=True,
-)
 @pytest.mark.parametrize("options", [[], ["--sheldon-cooper-mode"]], ids=["3-moves", "5-moves"])
 def test_agents_act_simultaneously_with_one_hot_observations(
     options: list[str], monkeypatch: pytest.MonkeyPatch, results: list[Any]
