@@ -16,7 +16,8 @@ from .._loop import LoopThread, blocking
 from ..envs import EnvContext, EnvToModule, env_name, foreach_sub_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest, SampleSummary
-from ._steps import Sampling, Steps, StepsFactory, VectorEnvSteps
+from ._sampling import Sampling, Steps, StepsFactory
+from ._steps import VectorEnvSteps
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig

@@ -22,7 +22,7 @@ from ..envs import (
 )
 from ._env_runner import EnvRunner
 from ._lifecycle import EpisodeLifecycle
-from ._steps import Sampling
+from ._sampling import Sampling
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
