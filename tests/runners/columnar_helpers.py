@@ -7,6 +7,7 @@ per-step loop. Everything else is the same, so the two must give the same episod
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import gymnasium as gym
@@ -138,12 +139,15 @@ def chunk_digest(chunks: list[Any], ids: dict[str, int]) -> list[tuple[Any, ...]
     ]
 
 
-_IDS: dict[str, int] = {}  # in a worker process: ids by order of first sight, across calls
+# Where a runner lives: its episode ids by order of first sight, across calls (a worker
+# process may serve several runners in turn: Ray reuses them).
+_IDS: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDictionary()
 
 
 def sample_digest(runner: Any, n: int) -> list[tuple[Any, ...]]:
     """Sample ``n`` env steps with random actions where ``runner`` lives; return the digest."""
-    return chunk_digest(runner.sample(num_timesteps=n, random_actions=True), _IDS)
+    ids = _IDS.setdefault(runner, {})
+    return chunk_digest(runner.sample(num_timesteps=n, random_actions=True), ids)
 
 
 def end_metrics(runner: Any) -> dict[str, Any]:

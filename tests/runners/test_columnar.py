@@ -159,7 +159,12 @@ async def test_a_recording_of_the_columns_replays_to_the_same_metrics(tmp_path: 
         assert replayed.peek(key) == runner.metrics.peek(key)
 
 
-def test_the_process_backend_samples_the_same_episodes() -> None:
+@pytest.mark.parametrize("backend", ["process", "ray"])
+def test_remote_runners_sample_the_same_episodes(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    if backend == "ray":
+        request.getfixturevalue("ray_cluster")
     results = []
     for callback in (helpers.EndMetrics, helpers.EndMetricsPerStep):
         config = (
@@ -168,7 +173,7 @@ def test_the_process_backend_samples_the_same_episodes() -> None:
             .env_runners(
                 num_env_runners=1,
                 num_envs_per_env_runner=4,
-                backend="process",
+                backend=backend,
                 gym_env_vectorize_mode="VECTOR_ENTRY_POINT",
             )
             .callbacks(callback)
