@@ -22,6 +22,7 @@ from hookbus.runners import EnvRunner, PPOConfig
 
 sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
 import columnar_helpers as helpers
+import vector_helpers
 
 BUDGETS: list[dict[str, Any]] = [
     {"num_timesteps": 40},
@@ -225,3 +226,41 @@ def test_batch_modes_and_the_policy_sample_the_same(mode: str) -> None:
     if mode == "complete_episodes":
         assert all(chunk[5] or chunk[4] for call in got for chunk in call)
     assert np.isfinite(got_result["episode_return_mean"])
+
+
+@pytest.mark.anyio
+async def test_continuous_actions_and_float_rewards_match() -> None:
+    columnar, per_step = helpers.Trace(), helpers.TracePerStep()
+    got = await sample_all(make_runner(columnar, "SYNC", "Pendulum-v1", num_envs=3), columnar)
+    want = await sample_all(make_runner(per_step, "SYNC", "Pendulum-v1", num_envs=3), per_step)
+    assert_same(got, want)
+    assert_same(columnar.trace, per_step.trace)
+    actions = got[0][0][-3]
+    assert isinstance(actions[0], list)  # one row per step: the Box action itself
+    assert len(actions[0]) == 1
+
+
+@pytest.mark.anyio
+async def test_a_vector_env_made_anew_after_a_failure_ends_the_same_episodes() -> None:
+    results = []
+    for trace in (helpers.Trace(), helpers.TracePerStep()):
+        vector_helpers.FlakyVector.made = 0
+        config = PPOConfig().environment(vector_helpers.flaky_vector).debugging(seed=1)
+        config.env_runners(num_envs_per_env_runner=3, gym_env_vectorize_mode="VECTOR_ENTRY_POINT")
+        config.fault_tolerance(restart_failed_sub_environments=True)
+        runner = EnvRunner(config, bus=Bus(trace))
+        try:
+            chunks = await runner.asample(num_timesteps=60, random_actions=True)
+        finally:
+            runner.stop()
+        results.append((helpers.chunk_digest(chunks, trace.ids), trace.trace))
+    (got, got_trace), (want, want_trace) = results
+    # The env made anew resets unseeded: only what came before the failure repeats.
+    failed = [chunk for chunk in got if "env_step_failure" in chunk[-1][-1]]
+    assert [chunk[1] for chunk in failed] == [0, 1, 2]
+    assert failed == [chunk for chunk in want if "env_step_failure" in chunk[-1][-1]]
+    numbers = {chunk[0] for chunk in failed}
+    cut = 1 + max(
+        k for k, entry in enumerate(got_trace) if entry[0] == "postprocess" and entry[1] in numbers
+    )
+    assert_same(got_trace[:cut], want_trace[:cut])
