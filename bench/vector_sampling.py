@@ -8,8 +8,10 @@ samples: random actions with no callbacks; the PPO policy (numpy); random action
 subscriber (which switches the runner to its per-step loop), whose cost is printed per
 step. Throughput counts sub-env steps per second for every row (the transitions, plus the
 autoreset step each finished episode costs its sub-env), so the floor and hookbus do the
-same work. Each round measures every case once, the cases alternating; each case keeps its
-best round (noise on a shared machine only ever adds time).
+same work. Time is the process's CPU time (``time.process_time``): every case runs in this
+one process (the env included), and on a shared machine wall time mostly measures the
+neighbours. Each round measures every case once, the cases alternating; each case keeps its
+best round (noise only ever adds time).
 
 Run: ``python bench/vector_sampling.py [--quick]``.
 """
