@@ -321,6 +321,15 @@ class EnvRunner:
             else to_module.stack(observations, episode)
         )
 
+    def episode_observations(self, episode: Any) -> Any:
+        """Return ``episode``'s observations as the module takes them, stacked: what
+        ``module_observations(episode.observations)`` gives, without a row per step when
+        the env needs no pipeline (the episode's own arrays, ``get_observations()``)."""
+        to_module = self._to_module
+        if to_module is None:
+            return np.asarray(episode.get_observations())
+        return to_module.stack(episode.observations, episode)
+
     @property
     def _to_module(self) -> EnvToModule | None:
         steps = self._steps

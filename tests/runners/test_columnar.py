@@ -217,10 +217,15 @@ def test_batch_modes_and_the_policy_sample_the_same(mode: str) -> None:
             calls = [helpers.chunk_digest(runner.sample(), trace.ids) for _ in range(2)]
             algo.train()  # the policy changes: the next samples act on new weights
             calls.append(helpers.chunk_digest(runner.sample(), trace.ids))
-            results.append((calls, trace.trace, algo.train()["env_runners"]))
-    (got, got_trace, got_result), (want, want_trace, want_result) = results
+            result = algo.train()["env_runners"]
+            results.append((calls, trace.trace, result, runner.module.get_state()))
+    (got, got_trace, got_result, got_weights), (want, want_trace, want_result, want_weights) = (
+        results
+    )
     assert_same(got, want)
     assert_same(got_trace, want_trace)
+    for name, weights in got_weights.items():  # the learner trained on the same numbers
+        np.testing.assert_array_equal(weights, want_weights[name])
     for key in ("episode_return_mean", "episode_len_mean", "num_episodes"):
         assert got_result[key] == want_result[key]
     if mode == "complete_episodes":

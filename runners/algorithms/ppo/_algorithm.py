@@ -38,14 +38,20 @@ Chunks = Sequence[Episode | Trajectory]
 """What PPO's learners train on: the EnvRunners' episode chunks (or ready trajectories)."""
 
 
+def _stacked_observations(episode: Episode) -> NDArray[Any]:
+    """Return an episode's observations as one array (no env-to-module pipeline)."""
+    return np.asarray(episode.observations)
+
+
 class EpisodePPOLearner(PPOLearner):
     """A PPOLearner that takes the EnvRunners' episode chunks.
 
     Episodes hold the env's observations; ``observations`` turns an episode's into the
-    module's (the local runner's env-to-module pipeline, set by the Algorithm).
+    module's (the local runner's ``episode_observations``: its env-to-module pipeline, set
+    by the Algorithm).
     """
 
-    observations: Callable[[Any], NDArray[Any]] = staticmethod(np.asarray)
+    observations: Callable[[Any], NDArray[Any]] = staticmethod(_stacked_observations)
 
     def update(self, episodes: Chunks) -> dict[str, float]:
         """Turn episode chunks into trajectories and run one PPO update."""
@@ -85,7 +91,7 @@ def _trajectories(
 
 def _trajectory(episode: Episode, observations: Callable[[Any], NDArray[Any]]) -> Trajectory:
     return Trajectory(
-        observations=observations(episode.observations),
+        observations=observations(episode),
         actions=np.asarray(episode.actions),
         rewards=np.asarray(episode.rewards, dtype=np.float64),
         terminated=episode.is_terminated,
@@ -154,7 +160,7 @@ class PPO(Algorithm):
             raise ConfigError(f"bad PPO setting: {exc}") from exc
         runner = self.env_runner
         if not isinstance(runner, MultiAgentEnvRunner):
-            learner.observations = runner.module_observations
+            learner.observations = runner.episode_observations
         return learner
 
     async def atraining_step(self) -> None:
