@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
-import uuid
+import functools
+import operator
+import os
 from time import perf_counter
 from typing import Any
 
@@ -12,7 +14,13 @@ import numpy as np
 from ._episode_state import load_single_agent, single_agent_state
 from ._lookback import Indices, Lookback, gather, gather_with_lookback
 
-__all__ = ("Episode", "Indices", "SingleAgentEpisode")
+__all__ = ("Episode", "Indices", "SingleAgentEpisode", "new_episode_id")
+
+
+def new_episode_id() -> str:
+    """Return a fresh episode id: 32 hex digits of the OS's randomness, as ``uuid4().hex``
+    has, at a quarter of its cost (no UUID object; episodes start by the thousand)."""
+    return os.urandom(16).hex()
 
 
 class TemporaryData:
@@ -54,7 +62,10 @@ class Episode(TemporaryData):
     __slots__ = (
         "_end_time",
         "_handed_at",
+        "_infos",
         "_lookback",
+        "_observations",
+        "_pending",
         "_return",
         "_start_time",
         "_temporary",
@@ -63,23 +74,24 @@ class Episode(TemporaryData):
         "custom_data",
         "env_index",
         "id_",
-        "infos",
         "is_terminated",
         "is_truncated",
         "module_id",
-        "observations",
         "rewards",
         "t_started",
     )
 
     def __init__(self, env_index: int = 0, id_: str | None = None, t_started: int = 0) -> None:
-        self.id_: str = id_ if id_ is not None else uuid.uuid4().hex
+        self.id_: str = id_ if id_ is not None else new_episode_id()
         self.env_index = env_index
         self.t_started = t_started
-        self.observations: list[Any] = []
+        self._observations: list[Any] = []
         self.actions: list[Any] = []
         self.rewards: list[float] = []
-        self.infos: list[dict[str, Any]] = []
+        self._infos: list[dict[str, Any]] = []
+        # Steps add_steps() kept whole: (the observations' rows as one array, their infos or
+        # None for an empty dict each), in order after the lists; made rows when read.
+        self._pending: list[tuple[Any, list[dict[str, Any]] | None]] | None = None
         self.is_terminated = False
         self.is_truncated = False
         self.custom_data: dict[str, Any] = {}
@@ -128,12 +140,49 @@ class Episode(TemporaryData):
         episode._return = float(sum(rewards))
         return episode
 
+    # --- the lists, and the steps kept whole ---------------------------------------------
+
+    @property
+    def observations(self) -> list[Any]:
+        """The observations: the reset's, then one per step (a list)."""
+        if self._pending is not None:
+            self._settle()
+        return self._observations
+
+    @observations.setter
+    def observations(self, value: list[Any]) -> None:
+        if self._pending is not None:  # the steps kept whole belong to the list replaced
+            self._settle()
+        self._observations = value
+
+    @property
+    def infos(self) -> list[dict[str, Any]]:
+        """The info dicts, one per observation (a list)."""
+        if self._pending is not None:
+            self._settle()
+        return self._infos
+
+    @infos.setter
+    def infos(self, value: list[dict[str, Any]]) -> None:
+        if self._pending is not None:
+            self._settle()
+        self._infos = value
+
+    def _settle(self) -> None:
+        """Append the steps kept whole to the lists, row by row (someone reads them)."""
+        pending, self._pending = self._pending, None
+        for block, infos in pending or ():
+            self._observations += list(block)
+            self._infos += infos if infos is not None else [{} for _ in range(len(block))]
+
     # --- building (the runner's side) ---------------------------------------------------
 
     def add_reset(self, observation: Any, info: dict[str, Any]) -> None:
         """Record the first observation, from the env's reset."""
-        self.observations.append(observation)
-        self.infos.append(info)
+        if self._pending is not None:
+            self._settle()
+        self._observations.append(observation)
+        self._infos.append(info)
         self._start_time = perf_counter()
 
     def add_step(
@@ -146,15 +195,50 @@ class Episode(TemporaryData):
         info: dict[str, Any],
     ) -> None:
         """Record one env step: the action taken and what the env returned for it."""
-        self.observations.append(observation)
+        if self._pending is not None:
+            self._settle()
+        self._observations.append(observation)
         self.actions.append(action)
         self.rewards.append(reward)
-        self.infos.append(info)
+        self._infos.append(info)
         self._return += reward
         self.is_terminated = terminated
         self.is_truncated = truncated
         # The end time only: reading the clock every step would cost this method about 40%
         # (measured); an ongoing episode's duration runs to now (get_duration_s).
+        if terminated or truncated:
+            self._end_time = perf_counter()
+
+    def add_steps(
+        self,
+        observations: Any,
+        actions: list[Any],
+        rewards: list[float],
+        infos: list[dict[str, Any]] | None,
+        terminated: bool,
+        truncated: bool,
+    ) -> None:
+        """Record several env steps at once, as many ``add_step`` calls would (the flags
+        are those of the last): what a columnar sampling loop hands over in one go.
+
+        ``observations`` is a list, or one array whose rows are the steps' observations:
+        then it is kept whole, and ``observations`` (the list) gets its rows only when
+        read, so an episode nobody reads per step costs no Python object per step.
+        ``infos`` None stands for an empty dict per step.
+        """
+        if isinstance(observations, np.ndarray):
+            if self._pending is None:
+                self._pending = []
+            self._pending.append((observations, infos))
+        else:
+            self.observations += observations
+            self.infos += infos if infos is not None else [{} for _ in observations]
+        self.actions += actions
+        self.rewards += rewards
+        # Added one by one, as add_step does: sum() may add in another order (3.12+).
+        self._return = functools.reduce(operator.add, rewards, self._return)
+        self.is_terminated = terminated
+        self.is_truncated = truncated
         if terminated or truncated:
             self._end_time = perf_counter()
 
@@ -279,6 +363,10 @@ class Episode(TemporaryData):
         before the chunk's first step, into the lookback buffer ``cut()`` gave it: -1 is
         the step just before index 0.
         """
+        if indices is None and self._pending is not None and not neg_index_as_lookback:
+            # All of them, with steps kept whole: one array out of the arrays, no rows.
+            blocks = [block for block, _ in self._pending]
+            return np.concatenate([np.asarray(self._observations), *blocks])
         return self._get("observations", indices, neg_index_as_lookback)
 
     def get_actions(self, indices: Indices = None, *, neg_index_as_lookback: bool = False) -> Any:

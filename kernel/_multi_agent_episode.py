@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Collection, Mapping
 from time import perf_counter
 from typing import Any
 
-from ._episode import Episode, Indices, TemporaryData
+from ._episode import Episode, Indices, TemporaryData, new_episode_id
 from ._multi_agent_copies import EpisodeCopies
 
 __all__ = ("ALL_AGENTS", "MultiAgentEpisode")
@@ -69,7 +68,7 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
         *,
         agent_to_module_mapping_fn: MappingFn | None = None,
     ) -> None:
-        self.id_: str = id_ if id_ is not None else uuid.uuid4().hex
+        self.id_: str = id_ if id_ is not None else new_episode_id()
         self.env_index = env_index
         self.t_started = t_started
         """The env step this episode (or chunk) starts at."""

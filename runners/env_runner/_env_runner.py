@@ -16,7 +16,8 @@ from .._loop import LoopThread, blocking
 from ..envs import EnvContext, EnvToModule, env_name, foreach_sub_env
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest, SampleSummary
-from ._steps import Sampling, Steps, StepsFactory, VectorEnvSteps
+from ._sampling import Sampling, Steps, StepsFactory
+from ._steps import VectorEnvSteps
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
@@ -319,6 +320,15 @@ class EnvRunner:
             if to_module is None
             else to_module.stack(observations, episode)
         )
+
+    def episode_observations(self, episode: Any) -> Any:
+        """Return ``episode``'s observations as the module takes them, stacked: what
+        ``module_observations(episode.observations)`` gives, without a row per step when
+        the env needs no pipeline (the episode's own arrays, ``get_observations()``)."""
+        to_module = self._to_module
+        if to_module is None:
+            return np.asarray(episode.get_observations())
+        return to_module.stack(episode.observations, episode)
 
     @property
     def _to_module(self) -> EnvToModule | None:

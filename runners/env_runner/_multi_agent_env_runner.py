@@ -24,7 +24,7 @@ from ..envs import (
 )
 from ._env_runner import EnvRunner
 from ._lifecycle import EpisodeLifecycle
-from ._steps import Sampling
+from ._sampling import Sampling
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
@@ -272,6 +272,11 @@ class MultiAgentEnvRunner(EnvRunner):
         if to_module is None:
             return np.asarray(observations)
         return to_module.stack(episode.agent_id, observations, episode)
+
+    def episode_observations(self, episode: Any) -> Any:
+        """Return an agent's ``episode``'s observations as its module takes them, stacked
+        (``module_observations`` of its observations)."""
+        return self.module_observations(episode.observations, episode)
 
     def compute_single_action(
         self, observation: Any, *, explore: bool | None = None, policy_id: str | None = None

@@ -1,223 +1,41 @@
-"""The sampling loop: what single- and multi-agent runners share, and what they do their way.
+"""The gymnasium vector env's sampling loops: ``VectorEnvSteps``.
 
-An EnvRunner samples through its ``Steps`` strategy (``VectorEnvSteps`` here for gymnasium
-vector envs, ``MultiAgentSteps`` beside ``MultiAgentEnvRunner``): its ``run()`` is the loop
-over vector steps and sub-envs, written out per kind of env because it is the hot path.
-Everything a recorded step may lead to is ``Sampling``'s, the same for both: the budget
-(exact sampling's drops), the one place that builds and publishes ``on_episode_step``
-(``publish_step``), a handler's ``Control``, and an episode's end (``end``: the episode's
-hooks through ``EpisodeLifecycle``, then the sub-env's next episode).
+An EnvRunner samples through its ``Steps`` strategy (``_sampling.Steps``: ``VectorEnvSteps``
+here for gymnasium vector envs, ``MultiAgentSteps`` beside ``MultiAgentEnvRunner``): its
+``run()`` is the loop over vector steps and sub-envs, written out per kind of env because
+it is the hot path. Everything a recorded step may lead to is ``_sampling.Sampling``'s,
+the same for every loop. A gymnasium vector env has two loops, picked per ``sample()``
+call: the per-step loop here when someone listens to ``on_episode_step`` (each sub-env's
+transition goes into its episode, and the hook is published, as it comes), and the
+columnar loop (``_columns``) when nobody does (Python per vector step, and per sub-env
+only where an episode starts or ends).
 
-Why the loops are not one: a shared loop body costs a Python call per sub-env step (the
-strategy's "record this transition"), and a shared loop over vector steps an awaited
-coroutine per vector step; measured on ``bench/sampling.py``'s rows (CPU time, alternated
-with the hand-written loop), 1-3% and 2% of sampling. Two short loops that call one
-publish point and one episode end cost nothing measurable.
+Why the loops are not one with the multi-agent one: a shared loop body costs a Python
+call per sub-env step (the strategy's "record this transition"), and a shared loop over
+vector steps an awaited coroutine per vector step; measured on ``bench/sampling.py``'s rows
+(CPU time, alternated with the hand-written loop), 1-3% and 2% of sampling. Two short
+loops that call one publish point and one episode end cost nothing measurable.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hookbus.events import AgentData, EpisodeStep
-from hookbus.kernel import Control, Dispatcher, Episode, Publisher
+from hookbus.kernel import Episode
 
 from .._exploration import make_exploration
 from ..envs import AT_NEXT_STEP, WHEN_DONE, EnvContext, env_to_module_pipeline, make_vector_env
+from ._batched import sub_info, with_rows
+from ._columns import ColumnarLoop
 from ._lifecycle import EpisodeLifecycle
-from ._requests import SampleRequest
+from ._sampling import Sampling
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
-__all__ = ("Sampling", "Steps", "StepsFactory", "VectorEnvSteps", "sub_info")
-
-
-class Steps(Protocol):
-    """Step an EnvRunner's env: its sampling loop (``run``) and how episodes begin.
-
-    Built by a ``StepsFactory``.
-    """
-
-    env: Any
-    """The vector env (``env.envs[i].unwrapped`` is sub-env ``i``)."""
-    exploration: Any
-    """How the module's outputs become actions (per module id, multi-agent)."""
-    resetting: list[bool]
-    """Per sub-env: whether its next step only resets it (its new episode starts then)."""
-
-    async def reset(self, lifecycle: EpisodeLifecycle, count: int, seed: int | None) -> list[Any]:
-        """Reset the env; return a started episode for each of the first ``count`` sub-envs
-        (the others None: idle)."""
-        ...
-
-    async def run(self, sampling: Sampling) -> int:
-        """Step the env until ``sampling``'s budget is met, recording every sub-env's
-        transition into its episode and handing what follows to ``sampling``; return the
-        number of transitions recorded."""
-        ...
-
-    def end_early(self, i: int) -> None:
-        """Make sub-env ``i`` start anew: a handler ended its episode (``end_episode``)."""
-        ...
-
-    async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> Any:
-        """Return sub-env ``i``'s next episode (its last one ended), created and, if the
-        env resets at once, started."""
-        ...
-
-
-class StepsFactory(Protocol):
-    """Build a runner's ``Steps`` (and its env): what ``EnvRunner.steps_class`` names."""
-
-    def __call__(
-        self, config: AlgorithmConfig[Any], env_context: EnvContext, *, seed: int | None
-    ) -> Steps: ...
-
-
-class Sampling:
-    """What a recorded step may lead to, the same for every ``Steps``; one per runner.
-
-    ``begin()`` starts a ``sample()`` call from its request: ``episodes`` are the runner's
-    (None: an idle sub-env), ``done`` collects the finished ones. With ``dropped`` (exact
-    sampling) the budget is met exactly: no episode starts beyond ``max_episodes``, and the
-    episodes the budget cuts short go to ``dropped``. ``rng`` and ``timestep`` (env steps
-    sampled in all, kept per vector step) are the runner's, for its exploration.
-    """
-
-    __slots__ = (
-        "_next_seq",
-        "_publisher",
-        "_runner",
-        "_steps",
-        "done",
-        "dropped",
-        "episodes",
-        "exact",
-        "explore",
-        "lifecycle",
-        "max_episodes",
-        "max_steps",
-        "on_step",
-        "random_actions",
-        "rng",
-        "source",
-        "started",
-        "timestep",
-    )
-
-    def __init__(
-        self,
-        runner: Any,
-        stepper: Steps,
-        lifecycle: EpisodeLifecycle,
-        publisher: Publisher,
-        rng: np.random.Generator,
-    ) -> None:
-        self._runner, self._steps, self._publisher = runner, stepper, publisher
-        self.lifecycle, self.rng, self.timestep = lifecycle, rng, 0
-        self.on_step: Dispatcher = publisher.dispatcher(EpisodeStep)
-        """The step hook's dispatcher: ``call`` None means nobody listens (build nothing)."""
-        self._next_seq, self.source = publisher.next_seq, publisher.source
-        self.begin([], SampleRequest(), [], None)
-
-    def begin(
-        self,
-        episodes: list[Any],
-        request: SampleRequest,
-        done: list[Any],
-        dropped: list[Any] | None,
-    ) -> None:
-        """Start a ``sample()`` call as ``request`` asks (without a budget: the config's
-        ``rollout_fragment_length`` per sub-env; ``explore`` None: the config's)."""
-        config = self._runner.config
-        self.episodes, self.done, self.dropped, self.exact = episodes, done, dropped, request.exact
-        self.random_actions = request.random_actions
-        self.explore: bool = config.explore if request.explore is None else request.explore
-        num_timesteps, num_episodes = request.num_timesteps, request.num_episodes
-        if num_timesteps is None and num_episodes is None:
-            num_timesteps = config.rollout_fragment_length * self._runner.num_envs
-        self.max_steps = num_timesteps if num_timesteps is not None else float("inf")
-        self.max_episodes = num_episodes if num_episodes is not None else float("inf")
-        self.started = sum(episode is not None for episode in episodes)
-
-    def finish(self) -> None:
-        """End the call: let go of its episodes (the runner keeps the ongoing ones)."""
-        self.episodes, self.done, self.dropped = [], [], None
-
-    @property
-    def module(self) -> Any:
-        """The module the runner acts with now (the learner may set it at any time)."""
-        return self._runner.module
-
-    def drops(self, i: int, steps: int, ends: bool) -> bool:
-        """Exact sampling: drop sub-env ``i``'s episode (and return True) if the budget was
-        met earlier in this vector step; ``ends``: whether its step would end it (True
-        when that is known only after the step)."""
-        if steps < self.max_steps and not (ends and len(self.done) >= self.max_episodes):
-            return False
-        self.dropped.append(self.episodes[i])  # type: ignore[union-attr]
-        self.episodes[i] = None
-        return True
-
-    def publish_step(
-        self,
-        episode: Any,
-        action: Any,
-        reward: float,
-        observation: Any,
-        info: dict[str, Any],
-        agents: list[AgentData] | None,
-    ) -> Any:
-        """Build the ``on_episode_step`` event of ``episode``'s last step and run the chain
-        (someone listens): the one place the hook is published, the final step included.
-
-        Returns the chain's result: its Control (or None), or for an async chain the
-        coroutine to await. A call, not an ``await`` of a helper: that costs ~340 ns a
-        step more (docs/design.md). The live arguments go positionally, in
-        ``kernel.LIVE_ARGS`` order (``tests/runners/test_live_arguments.py``).
-        """
-        runner, i = self._runner, episode.env_index
-        event = EpisodeStep(
-            source=self.source,
-            seq=self._next_seq(),
-            episode_id=episode.id_,
-            env_index=i,
-            action=action,
-            reward=reward,
-            observation=observation,
-            info=info,
-            agents=agents,
-            terminated=episode.is_terminated,
-            truncated=episode.is_truncated,
-        )
-        return self.on_step.call(  # type: ignore[misc]
-            event, episode, runner, runner.metrics, runner.env, runner.module, i
-        )
-
-    def ends_early(self, episode: Any, control: Control, ended: bool) -> bool:
-        """Keep an ``on_episode_step`` chain's Control; with ``end_episode`` on a step that
-        did not end ``episode``, truncate it now (and return True)."""
-        self._publisher.add_control(control)
-        if ended or not control.end_episode:
-            return False
-        episode.truncate()  # a multi-agent episode's agents all leave truncated
-        return True
-
-    async def end(self, i: int, episode: Any, early: bool) -> None:
-        """Finish sub-env ``i``'s ``episode`` (its last step is published): publish its end,
-        then give the sub-env its next episode, unless the budget is met (exact)."""
-        if early:
-            self._steps.end_early(i)
-        await self.lifecycle.ended(episode, early)
-        self.done.append(episode)
-        if self.exact and self.started >= self.max_episodes:
-            self.episodes[i] = None
-        else:
-            self.episodes[i] = await self._steps.restart(i, self.lifecycle)
-            self.started += 1
+__all__ = ("VectorEnvSteps",)
 
 
 class VectorEnvSteps:
@@ -282,7 +100,7 @@ class VectorEnvSteps:
         self.obs = obs if self.to_module is None else self.to_module(obs, episodes)
         return episodes
 
-    def _act(self, sampling: Sampling) -> Any:
+    def act(self, sampling: Sampling) -> Any:
         """Return every sub-env's action (idle sub-envs too: they step with the others)."""
         module = sampling.module
         if sampling.random_actions or module is None:
@@ -292,7 +110,20 @@ class VectorEnvSteps:
         )
 
     async def run(self, sampling: Sampling) -> int:
-        """Step the vector env until the budget is met; return the transitions recorded."""
+        """Step the vector env until the budget is met; return the transitions recorded.
+
+        With nobody listening per step (and a Box env without connector: the module acts
+        on the env's arrays as they are), the columnar loop steps (``_columns``); the
+        per-step loop goes on from where it stopped if someone subscribes meanwhile.
+        """
+        steps = 0
+        if sampling.on_step.call is None and self.to_module is None:
+            steps = await ColumnarLoop(self, sampling).run(steps)
+        return await self._run_per_step(sampling, steps)
+
+    async def _run_per_step(self, sampling: Sampling, steps: int) -> int:
+        """Step, recording every sub-env's transition into its episode as it comes, until
+        the budget is met (``steps`` recorded so far in this call); return them in all."""
         # The hot loop: one vector step, then a pass over the sub-envs in plain Python. Arrays
         # become lists once per vector step (tolist() is one C call; indexing numpy per
         # element is not). Events are built only for hooks with subscribers. Exact sampling
@@ -304,9 +135,9 @@ class VectorEnvSteps:
             self.rows_of,
             self.to_module,
         )
-        steps, timestep_before = 0, sampling.timestep
+        timestep_before = sampling.timestep - steps
         while steps < sampling.max_steps and len(done) < sampling.max_episodes:
-            actions = self._act(sampling)
+            actions = self.act(sampling)
             obs, rewards, terminateds, truncateds, infos = env.step(actions)
             action_list = actions.tolist() if actions.ndim == 1 else list(actions)
             reward_list = rewards.tolist()
@@ -377,31 +208,3 @@ class VectorEnvSteps:
         rows = {i: row for i, (row, _) in self._fresh.items()}
         self._fresh.clear()
         return with_rows(obs, rows)
-
-
-def with_rows(batch: Any, rows: dict[int, Any]) -> Any:
-    """Return a copy of a batched observation (an array, or a dict or tuple of them, as a
-    Dict or Tuple space batches) with row ``i`` replaced by ``rows[i]``."""
-    if isinstance(batch, dict):
-        return {k: with_rows(v, {i: row[k] for i, row in rows.items()}) for k, v in batch.items()}
-    if isinstance(batch, tuple):
-        return tuple(
-            with_rows(v, {i: row[j] for i, row in rows.items()}) for j, v in enumerate(batch)
-        )
-    batch = np.array(batch, copy=True)
-    for i, row in rows.items():
-        batch[i] = row
-    return batch
-
-
-def sub_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
-    """Pick sub-env ``i``'s info out of a vector env's batched info dict."""
-    info = {}
-    for key, values in infos.items():
-        if key.startswith("_"):
-            continue
-        mask = infos.get("_" + key)
-        if mask is not None and not mask[i]:
-            continue
-        info[key] = sub_info(values, i) if isinstance(values, dict) else values[i]
-    return info

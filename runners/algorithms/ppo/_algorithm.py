@@ -37,20 +37,21 @@ Chunks = Sequence[Episode | Trajectory]
 """What PPO's learners train on: the EnvRunners' episode chunks (or ready trajectories)."""
 
 
-def _as_array(observations: Any, episode: Episode | None = None) -> NDArray[Any]:
-    return np.asarray(observations)
+def _stacked_observations(episode: Episode) -> NDArray[Any]:
+    """Return an episode's observations as one array (no env-to-module pipeline)."""
+    return np.asarray(episode.observations)
 
 
 class EpisodePPOLearner(PPOLearner):
     """A PPOLearner that takes the EnvRunners' episode chunks.
 
-    Episodes hold the env's observations; ``observations(observations, episode)`` turns an
-    episode's into the module's (the local runner's env-to-module pipeline, set by the
-    Algorithm; in a multi-agent run the episode is an agent's, whose ``agent_id`` picks
-    its pipeline).
+    Episodes hold the env's observations; ``observations`` turns an episode's into the
+    module's (the local runner's ``episode_observations``: its env-to-module pipeline, set
+    by the Algorithm; in a multi-agent run the episode is an agent's, whose ``agent_id``
+    picks its pipeline).
     """
 
-    observations: Callable[[Any, Episode], NDArray[Any]] = staticmethod(_as_array)
+    observations: Callable[[Any], NDArray[Any]] = staticmethod(_stacked_observations)
 
     def update(self, episodes: Chunks) -> dict[str, float]:
         """Turn episode chunks into trajectories and run one PPO update."""
@@ -79,7 +80,7 @@ class ModulePPOLearner(EpisodePPOLearner):
 
 
 def _trajectories(
-    episodes: Chunks, observations: Callable[[Any, Episode], NDArray[Any]]
+    episodes: Chunks, observations: Callable[[Any], NDArray[Any]]
 ) -> list[Trajectory]:
     return [
         ep if isinstance(ep, Trajectory) else _trajectory(ep, observations)
@@ -88,11 +89,9 @@ def _trajectories(
     ]
 
 
-def _trajectory(
-    episode: Episode, observations: Callable[[Any, Episode], NDArray[Any]]
-) -> Trajectory:
+def _trajectory(episode: Episode, observations: Callable[[Any], NDArray[Any]]) -> Trajectory:
     return Trajectory(
-        observations=observations(episode.observations, episode),
+        observations=observations(episode),
         actions=np.asarray(episode.actions),
         rewards=np.asarray(episode.rewards, dtype=np.float64),
         terminated=episode.is_terminated,
@@ -150,7 +149,7 @@ class PPO(Algorithm):
             )
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc
-        learner.observations = self.env_runner.module_observations
+        learner.observations = self.env_runner.episode_observations
         return learner
 
     async def atraining_step(self) -> None:

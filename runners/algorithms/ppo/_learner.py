@@ -15,7 +15,7 @@ import numpy as np
 
 from ...config import check_values
 from .._nn import Adam, Params, SpaceLike
-from ._batch import TrainBatch, Trajectory, compute_gae, explained_variance
+from ._batch import TrainBatch, Trajectory, compute_gae, compute_gae_columns, explained_variance
 from ._module import PPOModule
 from ._settings import PPOTrainingSettings
 
@@ -162,18 +162,17 @@ class PPOLearner:
         obs = all_obs[keep]
         actions = np.concatenate([np.asarray(tr.actions) for tr in trajectories])
         dist_inputs = m.action_dist_inputs(obs)
-        advantages, targets = [], []
-        start = 0
-        for tr, t_len in zip(trajectories, lengths, strict=True):
-            values = all_values[start : start + t_len]
-            bootstrap = 0.0 if tr.terminated else float(all_values[start + t_len])
-            adv, tgt = compute_gae(
-                tr.rewards, values, bootstrap, gamma=self.gamma, lambda_=self.lambda_
-            )
-            advantages.append(adv)
-            targets.append(tgt)
-            start += t_len + 1
-        adv_all = np.concatenate(advantages)
+        # V(s_T) of each trajectory: 0 when s_T is terminal, else its value estimate.
+        terminated = np.array([tr.terminated for tr in trajectories])
+        bootstrap = np.where(terminated, 0.0, all_values[~keep].astype(np.float64))
+        adv_all, targets = compute_gae_columns(
+            np.concatenate([tr.rewards for tr in trajectories]),
+            all_values[keep],
+            bootstrap,
+            np.array(lengths, dtype=np.intp),
+            gamma=self.gamma,
+            lambda_=self.lambda_,
+        )
         adv_all = (adv_all - adv_all.mean()) / max(1e-4, float(adv_all.std()))
         dtype = m.dtype
         return TrainBatch(
@@ -183,7 +182,7 @@ class PPOLearner:
             action_logp=m.dist.logp(dist_inputs, actions),
             # GAE ran in float64; the loss runs in the module's dtype, so nothing upcasts it.
             advantages=adv_all.astype(dtype),
-            value_targets=np.concatenate(targets).astype(dtype),
+            value_targets=targets.astype(dtype),
         )
 
     def compute_loss_and_gradients(
