@@ -10,10 +10,12 @@ of the columns into its ``Episode`` (``Episode.add_steps``), and ``Sampling`` ta
 in the per-step loop. Every ongoing episode is brought up to date before the loop returns.
 
 What users see is what the per-step loop gives, hook for hook and step for step
-(``tests/runners/test_columnar.py``): the same events, in the same order, with the same
-``seq``; the same episodes (observations are rows of the columns, as they were rows of
-each step's array); the same budgets. The one difference: while the loop runs, an ongoing
-episode other than the one a hook is about lags behind (its steps are still in the columns).
+(``tests/runners/test_columnar.py``): the same events in the same order (less the
+``on_episode_step`` ones nobody listens to); the same episodes (an episode keeps the
+array of its observations whole and makes the rows, views of the columns as they were
+views of each step's array, when read); the same budgets. The one difference: while the
+loop runs, an ongoing episode other than the one a hook is about lags behind (its steps
+are still in the columns).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class Columns:
 
     Allocated at the first step, shaped and typed like it (so ``tolist()`` gives the very
     Python values the per-step loop records); doubled when full. Episodes keep views of
-    the observation rows, so a call's arrays live as long as its episodes do.
+    the observations, so a call's arrays live as long as its episodes do.
     """
 
     __slots__ = ("actions", "capacity", "infos", "observations", "rewards")

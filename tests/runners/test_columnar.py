@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from hookbus.events import EpisodeStep
-from hookbus.kernel import Bus, Recorder, check_lifecycle, read_recording, replay
+from hookbus.kernel import Bus, Control, Recorder, check_lifecycle, read_recording, replay
 from hookbus.metrics import MetricsLogger
 from hookbus.runners import EnvRunner, PPOConfig
 
@@ -269,3 +269,34 @@ async def test_a_vector_env_made_anew_after_a_failure_ends_the_same_episodes() -
         k for k, entry in enumerate(got_trace) if entry[0] == "postprocess" and entry[1] in numbers
     )
     assert_same(got_trace[:cut], want_trace[:cut])
+
+
+@pytest.mark.anyio
+async def test_episodes_a_handler_ended_early_play_out_the_same_in_the_next_call() -> None:
+    def end_at_four(*, episode: Any, **kwargs: Any) -> Any:
+        return Control(end_episode=True) if len(episode) >= 4 else None
+
+    def nothing(**kwargs: Any) -> None:
+        pass
+
+    results = []
+    for then in (None, nothing):  # the second call column by column, or step by step
+        trace = helpers.Trace()
+        runner = make_runner(trace, "VECTOR_ENTRY_POINT", num_envs=6)
+        digests = []
+        try:
+            runner.bus.subscribe(EpisodeStep, end_at_four)
+            digests.append(helpers.chunk_digest(await runner.asample(num_timesteps=30), trace.ids))
+            runner.bus.unsubscribe(EpisodeStep, end_at_four)
+            if then is not None:
+                runner.bus.subscribe(EpisodeStep, then)
+            for budget in ({"num_timesteps": 200}, {"num_episodes": 5, "exact": True}):
+                chunks = await runner.asample(random_actions=True, **budget)
+                digests.append(helpers.chunk_digest(chunks, trace.ids))
+        finally:
+            runner.stop()
+        results.append((digests, trace.trace))
+    (got, got_trace), (want, want_trace) = results
+    assert_same(got, want)
+    assert_same(got_trace, want_trace)
+    assert any(chunk[5] and chunk[2] == 4 for chunk in got[0])  # ended early, truncated
