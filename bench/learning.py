@@ -15,11 +15,16 @@ target and step budget: ``FrozenLake`` (Discrete(16), non-slippery 4x4: 0.9 with
 ``Taxi`` (Discrete(500), gymnasium's current Taxi-v4: 0 within 1M), ``DictCorridor`` (a
 Dict of two Discretes and a Box, ``tests/runners/space_envs.py``: 0.95 within 300k), or
 ``spaces`` for the three in a row.
+
+``--training KEY=VALUE`` (repeatable) changes one of ``config.training(...)``'s settings
+for the run, e.g. ``--env Taxi --training entropy_coeff=0.01``; values are Python literals.
+Without it, the defaults are what is measured.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import sys
 import time
@@ -72,8 +77,20 @@ def policy_of(agent_id: Any, *args: Any, **kwargs: Any) -> str:
     return f"p{agent_id}"
 
 
-def make_config(algo: str, seed: int, multi_agent: bool = False, env: str = "CartPole-v1") -> Any:
-    """Return the algorithm's default config on ``env`` (or two agents'), with ``seed``."""
+def make_config(
+    algo: str,
+    seed: int,
+    multi_agent: bool = False,
+    env: str = "CartPole-v1",
+    training: dict[str, Any] | None = None,
+) -> Any:
+    """Return the algorithm's default config on ``env`` (or two agents'), with ``seed`` and
+    the ``training`` settings changed, if any."""
+    config = _default_config(algo, seed, multi_agent, env)
+    return config.training(**training) if training else config
+
+
+def _default_config(algo: str, seed: int, multi_agent: bool, env: str) -> Any:
     if multi_agent:
         if algo != "PPO":
             raise SystemExit(f"--multi-agent trains PPO only; {algo} has no multi-agent learner")
@@ -112,9 +129,10 @@ def run(
     marks: tuple[float, ...],
     multi_agent: bool = False,
     env: str = "CartPole-v1",
+    training: dict[str, Any] | None = None,
 ) -> Run:
     """Train until the target or the step budget; return what the run reached."""
-    config = make_config(algo, seed, multi_agent, env)
+    config = make_config(algo, seed, multi_agent, env, training)
     width = "6.1f" if env == "CartPole-v1" else "7.2f"  # returns of order 1 on the others
     out = Run(seed)
     start = time.perf_counter()
@@ -160,6 +178,14 @@ def main() -> None:
         help="the env (default CartPole-v1); spaces: FrozenLake, Taxi and DictCorridor",
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument(
+        "--training",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a training setting (repeatable), e.g. entropy_coeff=0.01",
+    )
     parser.add_argument("--target", type=float, default=None, help="default: the env's")
     parser.add_argument("--max-steps", type=int, default=None, help="default: the env's")
     parser.add_argument(
@@ -177,6 +203,17 @@ def main() -> None:
             print("  " + line)
 
 
+def setting(text: str) -> tuple[str, Any]:
+    """Parse ``KEY=VALUE`` (VALUE a Python literal, e.g. 0.01, None, [64, 64])."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError) as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Python literal") from exc
+
+
 def report(args: argparse.Namespace, env: str) -> str:
     """Train every seed on ``env``, print the runs and return a one-line summary."""
     multi = args.multi_agent
@@ -185,11 +222,14 @@ def report(args: argparse.Namespace, env: str) -> str:
     max_steps = args.max_steps or (600_000 if multi else task.max_steps)
     print_every = args.print_every or (10 if args.algo == "DQN" else 1)
     marks = tuple(sorted({400.0, target})) if env == "CartPole-v1" else (target,)
+    training = dict(args.training)
     runs = [
-        run(args.algo, seed, target, max_steps, print_every, marks, multi, env)
+        run(args.algo, seed, target, max_steps, print_every, marks, multi, env, training)
         for seed in args.seeds
     ]
     name = "MultiAgentCartPole (2 agents)" if multi else env
+    if training:
+        name += " with " + ", ".join(f"{k}={v!r}" for k, v in training.items())
     print(
         f"\n{args.algo} on {name}, target {LABELS[multi]} >= {target:g} "
         f"within {max_steps} env steps:"

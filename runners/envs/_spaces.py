@@ -86,7 +86,7 @@ def _split(space: gym.Space[Any], batch: Any) -> list[Any]:
 
 
 class _Leaf:
-    __slots__ = ("kind", "offset", "path", "sizes", "starts")
+    __slots__ = ("blocks", "kind", "offset", "path", "sizes", "starts")
 
     def __init__(self, path: tuple[Any, ...], kind: str, offset: int, sizes: Any, starts: Any):
         self.path, self.kind, self.offset, self.sizes, self.starts = (
@@ -95,6 +95,11 @@ class _Leaf:
             offset,
             sizes,
             starts,
+        )
+        # One-hot leaves: component j's block starts after components 0..j-1 (computed once:
+        # _write runs at every env step).
+        self.blocks = (
+            None if kind == "box" else offset + np.concatenate(([0], np.cumsum(sizes)[:-1]))
         )
 
 
@@ -177,6 +182,6 @@ def _write(out: NDArray[np.float32], leaf: _Leaf, values: NDArray[Any]) -> None:
             f"their space (sizes {leaf.sizes.tolist()}, starts {np.ravel(leaf.starts).tolist()})"
         )
     # Component j of a row is one-hot in the block that starts after components 0..j-1.
-    blocks = leaf.offset + np.concatenate(([0], np.cumsum(leaf.sizes)[:-1]))
-    rows = np.repeat(np.arange(n), index.shape[1])
-    out[rows, (blocks + index).ravel()] = 1.0
+    k = index.shape[1]
+    rows = np.arange(n) if k == 1 else np.repeat(np.arange(n), k)
+    out[rows, (leaf.blocks + index).ravel()] = 1.0

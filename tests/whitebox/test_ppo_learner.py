@@ -12,7 +12,8 @@ import pytest
 
 from hookbus.events.codec import decode_msgpack, encode_msgpack
 from hookbus.runners import PPOConfig, PPOLearner, PPOModule, Trajectory
-from hookbus.runners.algorithms._nn import MLP, Adam, Params, copy_into
+from hookbus.runners.algorithms import _nn
+from hookbus.runners.algorithms._nn import MLP, Adam, Params, copy_into, one_hot_columns
 from hookbus.runners.algorithms.ppo._learner import compute_gae, explained_variance
 
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (4,))
@@ -67,6 +68,84 @@ def test_mlp_backward_matches_finite_differences() -> None:
     assert grads.keys() == net.params.keys()
     for name, g in grads.items():
         np.testing.assert_allclose(g, expected[name], rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+def one_hot_rows(rng: np.random.Generator, rows: int, width: int, hot: int) -> np.ndarray:
+    """Return float32 rows [rows, width], each one-hot in one of the first ``hot`` columns
+    (few hot columns: many rows share one, so the gradient's sums have several terms)."""
+    x = np.zeros((rows, width), dtype=np.float32)
+    x[np.arange(rows), rng.integers(0, hot, rows)] = 1.0
+    return x
+
+
+def test_one_hot_columns_finds_rows_with_a_single_one_only() -> None:
+    x = one_hot_rows(np.random.default_rng(0), 40, 50, 50)
+    np.testing.assert_array_equal(one_hot_columns(x), x.argmax(axis=1))
+    for bad in (2.0, 0.5, -1.0, np.nan):
+        y = x.copy()
+        y[3, (x[3].argmax() + 1) % 50] = bad  # a second non-zero in row 3
+        assert one_hot_columns(y) is None, bad
+        y = x.copy()
+        y[3, x[3].argmax()] = bad  # row 3's one replaced
+        assert one_hot_columns(y) is None, bad
+    assert one_hot_columns(np.zeros((4, 50), np.float32)) is None
+    assert one_hot_columns(np.zeros((0, 50), np.float32)) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mlp_on_one_hot_rows_gives_the_products_results(dtype: type[np.floating[Any]]) -> None:
+    # Taxi's observations (Discrete(500), one-hot) take a gather and a scatter-add instead of
+    # the first layer's products: the outputs are the same bits, the gradients the same up
+    # to float rounding (the scatter-add sums in another order than BLAS).
+    fast = MLP([500, 64, 64, 6], np.random.default_rng(3), dtype=dtype)
+    dense = MLP([500, 64, 64, 6], np.random.default_rng(3), dtype=dtype)
+    dense._gather = False  # the products, as before the fast path
+    rng = np.random.default_rng(4)
+    for p, q in zip(fast.params.values(), dense.params.values(), strict=True):
+        p += rng.normal(0.0, 0.3, size=p.shape).astype(dtype)  # biases matter too
+        q[...] = p
+    x = one_hot_rows(rng, 128, 500, 20).astype(dtype)
+    grad_out = rng.normal(size=(128, 6)).astype(dtype)
+
+    np.testing.assert_array_equal(fast(x), dense(x))
+    out, inputs = fast.forward(x)
+    dense_out, dense_inputs = dense.forward(x)
+    np.testing.assert_array_equal(out, dense_out)
+    grads = fast.backward(inputs, grad_out)
+    dense_grads = dense.backward(dense_inputs, grad_out)
+    for name, g in grads.items():
+        assert g.dtype == dense_grads[name].dtype
+        if name == "w0":
+            scale = float(np.abs(dense_grads[name]).max())
+            atol = scale * (1e-6 if dtype == np.float32 else 1e-14)
+            np.testing.assert_allclose(g, dense_grads[name], rtol=0, atol=atol)
+        else:
+            np.testing.assert_array_equal(g, dense_grads[name], err_msg=name)
+
+
+def test_a_ppo_update_on_one_hot_observations_keeps_the_products_numbers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    space = gym.spaces.Box(0.0, 1.0, (500,))
+    rng = np.random.default_rng(5)
+    trajectories = []
+    for t_len, terminated in ((150, True), (200, False), (90, False)):
+        obs = one_hot_rows(rng, t_len + 1, 500, 60)
+        actions = rng.integers(0, 6, t_len)
+        trajectories.append(Trajectory(obs, actions, rng.normal(-1.0, 3.0, t_len), terminated))
+    fast = PPOLearner(space, gym.spaces.Discrete(6), seed=0)
+    monkeypatch.setattr(_nn, "GATHER_MIN_WIDTH", 10**9)  # learners built now take products
+    dense = PPOLearner(space, gym.spaces.Discrete(6), seed=0)
+
+    # The forward passes (values, old logits and logp, GAE) are the same bits.
+    for name, column in vars(fast.postprocess(trajectories)).items():
+        np.testing.assert_array_equal(column, vars(dense.postprocess(trajectories))[name], name)
+    stats, dense_stats = fast.update(trajectories), dense.update(trajectories)
+    assert stats.keys() == dense_stats.keys()
+    for name, value in stats.items():
+        assert value == pytest.approx(dense_stats[name], rel=1e-4, abs=1e-6), name
+    for name, value in fast.module.get_state().items():
+        np.testing.assert_allclose(value, dense.module.params[name], rtol=0, atol=1e-5)
 
 
 def test_adam_clips_by_global_norm_and_reports_the_raw_norm() -> None:
