@@ -8,19 +8,48 @@ Lists are copied both ways, so a state is a snapshot and can rebuild several epi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ._lookback import Lookback
 
-if TYPE_CHECKING:
-    from ._episode import Episode
-
-__all__ = ("load_single_agent", "single_agent_state")
-
-E = TypeVar("E", bound="Episode")
+__all__ = ("EpisodeFields", "load_single_agent", "single_agent_state")
 
 
-def single_agent_state(episode: Episode) -> dict[str, Any]:
+class EpisodeFields(Protocol):
+    """What a single-agent episode holds, as its state reads and writes it (``Episode``
+    has these; this module knows it only through them)."""
+
+    id_: str
+    env_index: int
+    t_started: int
+    agent_id: Any
+    module_id: str | None
+    observations: list[Any]
+    actions: list[Any]
+    rewards: list[float]
+    infos: list[dict[str, Any]]
+    is_terminated: bool
+    is_truncated: bool
+    custom_data: dict[str, Any]
+    _lookback: Lookback | None
+    _temporary: dict[str, list[Any]]
+    _return: float
+    _start_time: float | None
+    _end_time: float | None
+
+    def __init__(self, env_index: int = 0, id_: str | None = None, t_started: int = 0) -> None:
+        """Make an empty episode."""
+
+    @property
+    def t(self) -> int:
+        """The step the episode is at."""
+        ...
+
+
+E = TypeVar("E", bound=EpisodeFields)
+
+
+def single_agent_state(episode: EpisodeFields) -> dict[str, Any]:
     """Return everything ``episode`` holds; the lookback buffer leads each list."""
     before = episode._lookback
     size = len(before) if before is not None else 0

@@ -73,7 +73,7 @@ def one_hot_columns(x: NDArray[Any]) -> NDArray[np.intp] | None:
     """
     if x.ndim != 2 or not len(x):
         return None
-    columns = x.argmax(axis=1)
+    columns: NDArray[np.intp] = x.argmax(axis=1)
     # Counted on the bits (several times faster than on floats); a -0.0 counts as non-zero
     # there, so such a batch takes the product: never wrong, only slower.
     bits = x.view(f"u{x.itemsize}") if x.dtype.kind == "f" and x.flags.c_contiguous else x
