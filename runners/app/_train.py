@@ -104,34 +104,42 @@ def run_train(args: argparse.Namespace) -> int:
     # With --checkpoint-at-end, a first Ctrl-C lets the iteration in progress finish, so
     # that the checkpoint holds a whole one; a second cancels at once, and nothing is saved.
     finish_first = _FinishFirst() if args.checkpoint_at_end else contextlib.nullcontext(None)
-    with config.build() as algo, finish_first as deferred:
-        if args.restore:
-            algo.restore_from_path(args.restore)
-            print(f"restored {args.restore} at iteration {algo.training_iteration}", flush=True)
-        start, first = time.perf_counter(), algo.training_iteration
-        try:
-            while True:
-                rows.append(algo.train())
-                iteration = rows[-1]["training_iteration"]
-                per_iteration = (time.perf_counter() - start) / (iteration - first)
-                progress(out, rows[-1], *stop.progress(rows[-1]), per_iteration)
-                saved = bool(args.checkpoint_freq and iteration % args.checkpoint_freq == 0)
-                if saved:
-                    _save(algo, config.logdir, iteration)
-                reached = stop.reached(rows[-1])
-                reached += _honour_control(algo, config.logdir, rows[-1], iteration, saved)
-                if reached or (deferred is not None and deferred.requested):
-                    interrupted = not reached
-                    break
-        except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
-            interrupted = True
-        checkpoint = None
-        whole = deferred is not None and not deferred.cancelled
-        if args.checkpoint_at_end and rows and (not interrupted or whole):
-            if not (args.checkpoint_freq and iteration % args.checkpoint_freq == 0):
-                checkpoint = _save(algo, config.logdir, iteration)
-            else:
-                checkpoint = _checkpoint_dir(config.logdir, iteration)
+    checkpoint: Path | None = None
+    try:
+        with config.build() as algo, finish_first as deferred:
+            if args.restore:
+                algo.restore_from_path(args.restore)
+                print(f"restored {args.restore} at iteration {algo.training_iteration}", flush=True)
+            start, first = time.perf_counter(), algo.training_iteration
+            try:
+                while True:
+                    rows.append(algo.train())
+                    iteration = rows[-1]["training_iteration"]
+                    per_iteration = (time.perf_counter() - start) / (iteration - first)
+                    progress(out, rows[-1], *stop.progress(rows[-1]), per_iteration)
+                    saved = bool(args.checkpoint_freq and iteration % args.checkpoint_freq == 0)
+                    if saved:
+                        _save(algo, config.logdir, iteration)
+                    reached = stop.reached(rows[-1])
+                    reached += _honour_control(algo, config.logdir, rows[-1], iteration, saved)
+                    if reached or (deferred is not None and deferred.requested):
+                        interrupted = not reached
+                        break
+            except KeyboardInterrupt:  # Ctrl-C: stop the Algorithm, then show what was done
+                interrupted = True
+            whole = deferred is not None and not deferred.cancelled
+            if args.checkpoint_at_end and rows and (not interrupted or whole):
+                if not (args.checkpoint_freq and iteration % args.checkpoint_freq == 0):
+                    checkpoint = _save(algo, config.logdir, iteration)
+                else:
+                    checkpoint = _checkpoint_dir(config.logdir, iteration)
+    except KeyboardInterrupt:  # a second Ctrl-C while the checkpoint is saved or the run stops
+        interrupted = True
+        if checkpoint is None and rows and args.checkpoint_at_end:
+            # A save is all or nothing (a hidden folder renamed into place): if the rename
+            # happened before the interruption, the checkpoint is whole.
+            done_dir = _checkpoint_dir(config.logdir, rows[-1]["training_iteration"])
+            checkpoint = done_dir if done_dir.is_dir() else None
     if out.isatty():
         print(file=out)
     print(table(rows), file=out)

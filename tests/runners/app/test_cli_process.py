@@ -134,8 +134,10 @@ def interrupted_run(tmp_path: Path, signals: int) -> tuple[int, str, Path]:
     """Run a long ``--checkpoint-at-end`` training and Ctrl-C it ``signals`` times."""
     logdir = tmp_path / "run"
     child = subprocess.Popen(
+        # Iterations of 20k env steps: long enough that the second Ctrl-C, sent as soon as
+        # the first is acknowledged, lands in the iteration the first one let finish.
         [*CLI, "train", "--env", "CartPole-v1", "--iterations", "1000", "--seed", "0",
-         "--logdir", str(logdir), "--checkpoint-at-end"],
+         "--logdir", str(logdir), "--checkpoint-at-end", "--set", "train_batch_size=20000"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
