@@ -133,7 +133,7 @@ class Creator:
 
 
 def test_algorithms_override_defaults_and_add_settings() -> None:
-    assert PPOConfig().lr == 3e-4
+    assert PPOConfig().lr == 1e-3
     assert DQNConfig().lr == 5e-4
     assert DQNConfig().evaluation_config == {"explore": False}
     assert PPOConfig().evaluation_config is None

@@ -66,7 +66,7 @@ class PPOLearner:
         observation_space: SpaceLike,
         action_space: SpaceLike,
         *,
-        lr: float = 3e-4,
+        lr: float = 1e-3,
         gamma: float = 0.99,
         lambda_: float = 0.95,
         clip_param: float = 0.2,

@@ -25,7 +25,10 @@ __all__ = ("PPO_LEARNER_SETTINGS", "PPOTrainingSettings")
 
 
 class PPOTrainingSettings(TrainingSettings, frozen=True):
-    """``PPOConfig.training(...)``: RLlib's names; defaults tuned for CartPole (docs/runners.md)."""
+    """``PPOConfig.training(...)``: RLlib's names; defaults tuned on CartPole and Taxi
+    (docs/runners.md, docs/environments.md)."""
+
+    lr: float = 1e-3  # a new default (RLlib's: 5e-5); the rest is TrainingSettings'
 
     lambda_: Annotated[
         float, Setting("GAE's lambda", Check("a finite number in [0, 1]", _unit))
