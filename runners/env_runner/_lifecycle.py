@@ -6,13 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 from hookbus.events import (
+    BaseEvent,
     EnvironmentCreated,
     EpisodeCreated,
     EpisodeEnd,
     EpisodeStart,
     PostprocessTrajectory,
 )
-from hookbus.kernel import MultiAgentEpisode, Publisher
+from hookbus.kernel import Dispatcher, MultiAgentEpisode, Publisher
 
 from ..envs import env_name
 
@@ -25,33 +26,45 @@ class EpisodeLifecycle:
 
     ``on_episode_step`` is the sampling loop's (``_steps.Sampling.publish_step``), the final
     step's included: it is the hot path, and ``on_episode_end`` follows it here (``ended``).
+
+    The episode hooks run as the step hook does: the held dispatcher's chain called with
+    the live arguments in ``kernel.LIVE_ARGS`` order, no keyword dict built (a columnar
+    ``sample()`` publishes them a few times per vector step, issue 31). An EnvRunner's
+    publisher runs no handler in a thread (``offload_sync`` is the Algorithm's).
     """
 
-    __slots__ = ("_publisher", "_runner")
+    __slots__ = ("_created", "_ended", "_postprocessed", "_publisher", "_runner", "_started")
 
     def __init__(self, publisher: Publisher, env_runner: Any) -> None:
         self._publisher = publisher
         self._runner = env_runner  # for its current module (the learner may set it later)
+        self._created = publisher.dispatcher(EpisodeCreated)
+        self._started = publisher.dispatcher(EpisodeStart)
+        self._ended = publisher.dispatcher(EpisodeEnd)
+        self._postprocessed = publisher.dispatcher(PostprocessTrajectory)
 
-    def _episode_args(self, episode: Any) -> dict[str, Any]:
-        """Return the episode hooks' live arguments besides the publisher's fixed ones."""
-        return {
-            "episode": episode,
-            "rl_module": self._runner.module,
-            "env_index": episode.env_index,
-        }
+    async def _run(self, dispatcher: Dispatcher, event: BaseEvent, episode: Any) -> None:
+        """Run an episode hook's chain (checked non-empty) on ``event``; keep its Control."""
+        runner = self._runner
+        control = dispatcher.call(  # type: ignore[misc]
+            event, episode, runner, runner.metrics, runner.env, runner.module, episode.env_index
+        )
+        if dispatcher.is_async:
+            control = await control
+        if control is not None:
+            self._publisher.add_control(control)
 
     async def created(self, episode: Any) -> Any:
         """Publish ``on_episode_created`` for a new, empty ``episode``; return it."""
-        publisher = self._publisher
-        if publisher.wants(EpisodeCreated):
-            await publisher.publish(
-                EpisodeCreated,
-                self._episode_args(episode),
+        if self._created.call is not None:
+            event = EpisodeCreated(
+                source=self._publisher.source,
+                seq=self._publisher.next_seq(),
                 episode_id=episode.id_,
                 env_index=episode.env_index,
                 multi_agent=isinstance(episode, MultiAgentEpisode),
             )
+            await self._run(self._created, event, episode)
         return episode
 
     async def started(
@@ -62,19 +75,19 @@ class EpisodeLifecycle:
         ``fields()`` gives the event's fields of the reset (called only if someone
         listens); by default a single-agent episode's first observation and info.
         """
-        publisher = self._publisher
-        if publisher.wants(EpisodeStart):
+        if self._started.call is not None:
             if fields is None:
                 data = {"observation": episode.observations[0], "info": episode.infos[0]}
             else:
                 data = fields()
-            await publisher.publish(
-                EpisodeStart,
-                self._episode_args(episode),
+            event = EpisodeStart(
+                source=self._publisher.source,
+                seq=self._publisher.next_seq(),
                 episode_id=episode.id_,
                 env_index=episode.env_index,
                 **data,
             )
+            await self._run(self._started, event, episode)
 
     async def ended(self, episode: Any, early: bool) -> None:
         """Publish ``on_episode_end`` (after the final step's ``on_episode_step``), then
@@ -82,21 +95,30 @@ class EpisodeLifecycle:
 
         ``early``: a handler of the last step ended the episode (``Control.end_episode``).
         """
-        publisher, i = self._publisher, episode.env_index
-        if publisher.wants(EpisodeEnd):
-            await publisher.publish(
-                EpisodeEnd,
-                self._episode_args(episode),
+        publisher = self._publisher
+        if self._ended.call is not None:
+            event = EpisodeEnd(
+                source=publisher.source,
+                seq=publisher.next_seq(),
                 episode_id=episode.id_,
-                env_index=i,
+                env_index=episode.env_index,
                 terminated=episode.is_terminated,
                 truncated=episode.is_truncated,
                 ended_early=early,
             )
-        if publisher.wants(PostprocessTrajectory):
-            await publisher.publish(
-                PostprocessTrajectory, {"episode": episode}, episode_id=episode.id_, env_index=i
+            await self._run(self._ended, event, episode)
+        postprocessed = self._postprocessed
+        if postprocessed.call is not None:
+            runner = self._runner
+            event = PostprocessTrajectory(
+                source=publisher.source,
+                seq=publisher.next_seq(),
+                episode_id=episode.id_,
+                env_index=episode.env_index,
             )
+            control = postprocessed.call(event, episode, runner, runner.metrics)
+            if postprocessed.is_async:
+                await control
 
     async def announce(self) -> None:
         """Publish ``on_environment_created`` for the runner's env."""

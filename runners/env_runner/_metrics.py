@@ -37,6 +37,7 @@ class EnvRunnerMetrics(Callback):
         if window is not None and window < 1:
             raise ConfigError(f"window must be None or an int >= 1, got {window!r}")
         self.window = window
+        self._windows: dict[int, tuple[Any, int]] = {}  # by id(config): config, window
 
     def on_episode_end(
         self,
@@ -46,7 +47,7 @@ class EnvRunnerMetrics(Callback):
         metrics_logger: MetricsLogger,
         **kwargs: Any,
     ) -> None:
-        w = self.window or smoothing_window(env_runner.config if env_runner else None)
+        w = self.window or self._window_of(env_runner)
         ret, length = episode.get_return(), len(episode)
         log = metrics_logger.log_value
         log("episode_return_mean", ret, reduce="mean", window=w)
@@ -68,6 +69,17 @@ class EnvRunnerMetrics(Callback):
             for module_id, module_return in by_module.items():
                 log(("module_episode_returns_mean", module_id), module_return, window=w)
 
+    def _window_of(self, env_runner: EnvRunner | None) -> int:
+        # Reading two settings per episode cost more than the eight logs together (issue
+        # 31): a runner's window is read once per sample() call (on_sample_end forgets it).
+        if env_runner is None:
+            return smoothing_window(None)
+        config = env_runner.config
+        known = self._windows.get(id(config))
+        if known is None or known[0] is not config:
+            known = self._windows[id(config)] = (config, smoothing_window(config))
+        return known[1]
+
     def on_sample_end(
         self,
         *,
@@ -76,6 +88,7 @@ class EnvRunnerMetrics(Callback):
         samples: Sequence[Episode | MultiAgentEpisode] | None = None,
         **kwargs: Any,
     ) -> None:
+        self._windows.clear()  # a setting changed between sample() calls takes effect
         log = metrics_logger.log_value
         steps = event.num_env_steps
         log("num_env_steps_sampled", steps, reduce="sum", clear_on_reduce=True)
