@@ -6,6 +6,7 @@ import copy
 import functools
 import operator
 import os
+import sys
 from time import perf_counter
 from typing import Any
 
@@ -21,6 +22,14 @@ def new_episode_id() -> str:
     """Return a fresh episode id: 32 hex digits of the OS's randomness, as ``uuid4().hex``
     has, at a quarter of its cost (no UUID object; episodes start by the thousand)."""
     return os.urandom(16).hex()
+
+
+if sys.version_info < (3, 12):
+    _added = sum  # adds floats one by one, left to right, in C: as add_step's += does
+else:  # sum() compensates rounding since 3.12: one by one as add_step does, in Python
+
+    def _added(values: list[float], start: float) -> float:
+        return functools.reduce(operator.add, values, start)
 
 
 class TemporaryData:
@@ -235,8 +244,7 @@ class Episode(TemporaryData):
             self.infos += infos if infos is not None else [{} for _ in observations]
         self.actions += actions
         self.rewards += rewards
-        # Added one by one, as add_step does: sum() may add in another order (3.12+).
-        self._return = functools.reduce(operator.add, rewards, self._return)
+        self._return = _added(rewards, self._return)
         self.is_terminated = terminated
         self.is_truncated = truncated
         if terminated or truncated:

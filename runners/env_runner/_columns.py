@@ -83,18 +83,24 @@ class Columns:
         return {} if infos is None else sub_info(infos, i)
 
     def flush(
-        self, episode: Any, i: int, start: int, stop: int, ended: tuple[bool, bool] = (False, False)
+        self,
+        episode: Any,
+        i: int,
+        start: int,
+        stop: int,
+        terminated: bool = False,
+        truncated: bool = False,
     ) -> None:
         """Append sub-env ``i``'s transitions of vector steps ``start`` to ``stop - 1`` to
-        ``episode``; ``ended``: the last one's terminated and truncated flags."""
+        ``episode``; ``terminated``, ``truncated``: the last one's flags."""
         actions = self.actions[start:stop, i]  # (steps,) or (steps, *action_shape)
-        infos = [self.info(t, i) for t in range(start, stop)] if self.infos else None
         episode.add_steps(
             self.observations[start:stop, i],  # kept whole: its rows are made when read
             actions.tolist() if actions.ndim == 1 else list(actions),
             self.rewards[start:stop, i].tolist(),
-            infos,  # None: an empty dict per step, made when read
-            *ended,
+            [self.info(t, i) for t in range(start, stop)] if self.infos else None,
+            terminated,
+            truncated,
         )
 
     def _allocate(self, obs: Any, actions: Any, rewards: Any) -> None:
@@ -173,10 +179,18 @@ class ColumnarLoop:
     async def _boundaries(
         self, t: int, terminateds: Any, truncateds: Any, ends: Any, steps: int
     ) -> None:
-        """Visit, in sub-env order, the sub-envs that start or end an episode at step ``t``."""
+        """Visit, in sub-env order, the sub-envs that start or end an episode at step ``t``
+        (the budget is not met in this step: nothing to drop)."""
+        episodes, resetting = self.sampling.episodes, self._stepper.resetting
         order = sorted(self._starting.union(ends.tolist())) if self._starting else ends.tolist()
         for i in order:
-            await self._visit(i, t, bool(terminateds[i]), bool(truncateds[i]), steps)
+            episode = episodes[i]
+            if episode is None:  # an idle sub-env (exact sampling)
+                continue
+            if resetting[i]:
+                await self._start(i, t, episode, bool(terminateds[i] or truncateds[i]))
+            else:
+                await self._end(i, t, episode, bool(terminateds[i]), bool(truncateds[i]))
 
     async def _every_sub_env(self, t: int, terminateds: Any, truncateds: Any, steps: int) -> int:
         """Visit every sub-env at step ``t`` in order, counting as the per-step loop does
@@ -187,40 +201,50 @@ class ColumnarLoop:
         return steps
 
     async def _visit(self, i: int, t: int, terminated: bool, truncated: bool, steps: int) -> int:
-        """Do what sub-env ``i``'s vector step ``t`` leads to, as the per-step loop would;
-        return the transitions recorded (0 or 1). ``steps``: those recorded before it."""
-        sampling, stepper = self.sampling, self._stepper
-        episode = sampling.episodes[i]
-        if episode is None:  # an idle sub-env (exact sampling)
+        """Do what sub-env ``i``'s vector step ``t`` leads to under an exact budget, as the
+        per-step loop would; return the transitions recorded (0 or 1). ``steps``: those
+        recorded before it."""
+        episode = self.sampling.episodes[i]
+        if episode is None:  # an idle sub-env
             return 0
-        if stepper.resetting[i]:  # this step was the sub-env's reset: the episode starts
-            if stepper.draining[i]:  # not yet: it plays an episode a handler ended out
-                stepper.draining[i] = not (terminated or truncated)
-                return 0
-            stepper.resetting[i] = False
-            self._starting.discard(i)
-            self._active += 1
-            episode.add_reset(self._columns.observations[t, i], self._columns.info(t, i))
-            self._since[i] = t + 1
-            await sampling.lifecycle.started(episode)
+        if self._stepper.resetting[i]:
+            await self._start(i, t, episode, terminated or truncated)
             return 0
-        ends = terminated or truncated
-        if sampling.exact:  # the episode up to date before the budget may drop it
-            self._columns.flush(episode, i, self._since[i], t)
-            self._since[i] = t
-            if sampling.drops(i, steps, ends):
-                self._active -= 1
-                return 0
-        if ends:
-            self._columns.flush(episode, i, self._since[i], t + 1, (terminated, truncated))
-            await sampling.end(i, episode, False)
-            self._since[i] = t + 1
-            if stepper.resetting[i]:  # its next step is its reset (NEXT_STEP autoreset)
-                self._starting.add(i)
-                self._active -= 1
-            elif sampling.episodes[i] is None:  # the budget is met (exact): idle now
-                self._active -= 1
+        # The episode up to date before the budget may drop it.
+        self._columns.flush(episode, i, self._since[i], t)
+        self._since[i] = t
+        if self.sampling.drops(i, steps, terminated or truncated):
+            self._active -= 1
+            return 0
+        if terminated or truncated:
+            await self._end(i, t, episode, terminated, truncated)
         return 1
+
+    async def _start(self, i: int, t: int, episode: Any, ended: bool) -> None:
+        """Sub-env ``i``'s step ``t`` was its reset: ``episode`` starts (``ended``: the
+        step's flags, for an episode a handler ended that the sub-env plays out)."""
+        stepper = self._stepper
+        if stepper.draining[i]:  # not yet: it plays an episode a handler ended out
+            stepper.draining[i] = not ended
+            return
+        stepper.resetting[i] = False
+        self._starting.discard(i)
+        self._active += 1
+        episode.add_reset(self._columns.observations[t, i], self._columns.info(t, i))
+        self._since[i] = t + 1
+        await self.sampling.lifecycle.started(episode)
+
+    async def _end(self, i: int, t: int, episode: Any, terminated: bool, truncated: bool) -> None:
+        """Sub-env ``i``'s step ``t`` ended ``episode``: hand its steps over and end it."""
+        self._columns.flush(episode, i, self._since[i], t + 1, terminated, truncated)
+        sampling = self.sampling
+        await sampling.end(i, episode, False)
+        self._since[i] = t + 1
+        if self._stepper.resetting[i]:  # its next step is its reset (NEXT_STEP autoreset)
+            self._starting.add(i)
+            self._active -= 1
+        elif sampling.episodes[i] is None:  # the budget is met (exact): idle now
+            self._active -= 1
 
     def _flush_ongoing(self, stop: int) -> None:
         """Bring every ongoing episode up to date: its steps up to ``stop`` (exclusive)."""

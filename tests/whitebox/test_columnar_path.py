@@ -79,7 +79,7 @@ def test_columns_grow_and_keep_their_rows() -> None:
             self.args = args
 
     sink = Sink()
-    columns.flush(sink, 2, 0, 5, (True, False))
+    columns.flush(sink, 2, 0, 5, True, False)
     observations, actions, rewards, infos, terminated, truncated = sink.args
     assert [float(o[0]) for o in observations] == [0, 1, 2, 3, 4]
     assert actions == [2, 3, 4, 5, 6]
