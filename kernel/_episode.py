@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import operator
 import os
 import sys
@@ -19,9 +20,25 @@ __all__ = ("Episode", "Indices", "SingleAgentEpisode", "new_episode_id")
 
 
 def new_episode_id() -> str:
-    """Return a fresh episode id: 32 hex digits of the OS's randomness, as ``uuid4().hex``
-    has, at a quarter of its cost (no UUID object; episodes start by the thousand)."""
-    return os.urandom(16).hex()
+    """Return a fresh episode id: 32 hex digits, as ``uuid4().hex`` has.
+
+    Sixteen digits of the OS's randomness drawn once per process (again in a forked
+    child), then a counter: ids are unique across runners and processes as uuid4's are,
+    with no system call per episode (``os.urandom`` took 0.5-2.4 us a call here, most of
+    an episode's creation; episodes start by the thousand). Ids name, they guard nothing.
+    """
+    return "%s%016x" % (_process_prefix, next(_episode_numbers))
+
+
+def _renew_prefix() -> None:
+    global _process_prefix, _episode_numbers
+    _process_prefix, _episode_numbers = os.urandom(8).hex(), itertools.count()
+
+
+_process_prefix = ""
+_episode_numbers = itertools.count()
+_renew_prefix()
+os.register_at_fork(after_in_child=_renew_prefix)
 
 
 if sys.version_info < (3, 12):

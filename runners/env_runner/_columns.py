@@ -232,7 +232,9 @@ class ColumnarLoop:
         self._active += 1
         episode.add_reset(self._columns.observations[t, i], self._columns.info(t, i))
         self._since[i] = t + 1
-        await self.sampling.lifecycle.started(episode)
+        lifecycle = self.sampling.lifecycle
+        if lifecycle.on_started.call is not None:
+            await lifecycle.started(episode)
 
     async def _end(self, i: int, t: int, episode: Any, terminated: bool, truncated: bool) -> None:
         """Sub-env ``i``'s step ``t`` ended ``episode``: hand its steps over and end it."""

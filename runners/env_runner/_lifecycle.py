@@ -33,22 +33,30 @@ class EpisodeLifecycle:
     publisher runs no handler in a thread (``offload_sync`` is the Algorithm's).
     """
 
-    __slots__ = ("_created", "_ended", "_postprocessed", "_publisher", "_runner", "_started")
+    __slots__ = ("_ended", "_postprocessed", "_publisher", "_runner", "on_created", "on_started")
 
     def __init__(self, publisher: Publisher, env_runner: Any) -> None:
         self._publisher = publisher
         self._runner = env_runner  # for its current module (the learner may set it later)
-        self._created = publisher.dispatcher(EpisodeCreated)
-        self._started = publisher.dispatcher(EpisodeStart)
+        self.on_created = publisher.dispatcher(EpisodeCreated)
+        """``on_episode_created``'s dispatcher: ``call`` None means ``created()`` does
+        nothing (a hot loop may skip the call)."""
+        self.on_started = publisher.dispatcher(EpisodeStart)
+        """``on_episode_start``'s dispatcher, as ``on_created``."""
         self._ended = publisher.dispatcher(EpisodeEnd)
         self._postprocessed = publisher.dispatcher(PostprocessTrajectory)
 
-    async def _run(self, dispatcher: Dispatcher, event: BaseEvent, episode: Any) -> None:
-        """Run an episode hook's chain (checked non-empty) on ``event``; keep its Control."""
+    def _call(self, dispatcher: Dispatcher, event: BaseEvent, episode: Any) -> Any:
+        """Call an episode hook's chain (checked non-empty) on ``event``: return its
+        Control or None, or for an async chain the coroutine to await."""
         runner = self._runner
-        control = dispatcher.call(  # type: ignore[misc]
+        return dispatcher.call(  # type: ignore[misc]
             event, episode, runner, runner.metrics, runner.env, runner.module, episode.env_index
         )
+
+    async def _run(self, dispatcher: Dispatcher, event: BaseEvent, episode: Any) -> None:
+        """Run an episode hook's chain (checked non-empty) on ``event``; keep its Control."""
+        control = self._call(dispatcher, event, episode)
         if dispatcher.is_async:
             control = await control
         if control is not None:
@@ -56,7 +64,7 @@ class EpisodeLifecycle:
 
     async def created(self, episode: Any) -> Any:
         """Publish ``on_episode_created`` for a new, empty ``episode``; return it."""
-        if self._created.call is not None:
+        if self.on_created.call is not None:
             event = EpisodeCreated(
                 source=self._publisher.source,
                 seq=self._publisher.next_seq(),
@@ -64,7 +72,7 @@ class EpisodeLifecycle:
                 env_index=episode.env_index,
                 multi_agent=isinstance(episode, MultiAgentEpisode),
             )
-            await self._run(self._created, event, episode)
+            await self._run(self.on_created, event, episode)
         return episode
 
     async def started(
@@ -75,7 +83,7 @@ class EpisodeLifecycle:
         ``fields()`` gives the event's fields of the reset (called only if someone
         listens); by default a single-agent episode's first observation and info.
         """
-        if self._started.call is not None:
+        if self.on_started.call is not None:
             if fields is None:
                 data = {"observation": episode.observations[0], "info": episode.infos[0]}
             else:
@@ -87,7 +95,7 @@ class EpisodeLifecycle:
                 env_index=episode.env_index,
                 **data,
             )
-            await self._run(self._started, event, episode)
+            await self._run(self.on_started, event, episode)
 
     async def ended(self, episode: Any, early: bool) -> None:
         """Publish ``on_episode_end`` (after the final step's ``on_episode_step``), then
@@ -95,8 +103,8 @@ class EpisodeLifecycle:
 
         ``early``: a handler of the last step ended the episode (``Control.end_episode``).
         """
-        publisher = self._publisher
-        if self._ended.call is not None:
+        publisher, end = self._publisher, self._ended
+        if end.call is not None:  # not through _run: one coroutine less, for every episode
             event = EpisodeEnd(
                 source=publisher.source,
                 seq=publisher.next_seq(),
@@ -106,7 +114,11 @@ class EpisodeLifecycle:
                 truncated=episode.is_truncated,
                 ended_early=early,
             )
-            await self._run(self._ended, event, episode)
+            control = self._call(end, event, episode)
+            if end.is_async:
+                control = await control
+            if control is not None:
+                publisher.add_control(control)
         postprocessed = self._postprocessed
         if postprocessed.call is not None:
             runner = self._runner

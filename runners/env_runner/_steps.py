@@ -155,7 +155,8 @@ class VectorEnvSteps:
                         continue
                     resetting[i] = False
                     episode.add_reset(rows[i], info)
-                    await sampling.lifecycle.started(episode)
+                    if sampling.lifecycle.on_started.call is not None:
+                        await sampling.lifecycle.started(episode)
                     continue
                 terminated, truncated = term_list[i], trunc_list[i]
                 if exact and sampling.drops(i, steps, terminated or truncated):
@@ -193,7 +194,9 @@ class VectorEnvSteps:
     async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> Any:
         """Create sub-env ``i``'s next episode; it starts with the sub-env's next step, or
         at once if the sub-env was just reset alone (``end_early``)."""
-        episode = await lifecycle.created(Episode(env_index=i))
+        episode = Episode(env_index=i)
+        if lifecycle.on_created.call is not None:
+            await lifecycle.created(episode)
         fresh = self._fresh.get(i)
         if fresh is None:
             self.resetting[i] = True
