@@ -27,7 +27,7 @@ def new_episode_id() -> str:
     with no system call per episode (``os.urandom`` took 0.5-2.4 us a call here, most of
     an episode's creation; episodes start by the thousand). Ids name, they guard nothing.
     """
-    return "%s%016x" % (_process_prefix, next(_episode_numbers))
+    return f"{_process_prefix}{next(_episode_numbers):016x}"
 
 
 def _renew_prefix() -> None:
@@ -86,16 +86,18 @@ class Episode(TemporaryData):
     """
 
     __slots__ = (
+        "_actions",
         "_end_time",
         "_handed_at",
         "_infos",
         "_lookback",
         "_observations",
         "_pending",
+        "_pending_steps",
         "_return",
+        "_rewards",
         "_start_time",
         "_temporary",
-        "actions",
         "agent_id",
         "custom_data",
         "env_index",
@@ -103,7 +105,6 @@ class Episode(TemporaryData):
         "is_terminated",
         "is_truncated",
         "module_id",
-        "rewards",
         "t_started",
     )
 
@@ -112,12 +113,15 @@ class Episode(TemporaryData):
         self.env_index = env_index
         self.t_started = t_started
         self._observations: list[Any] = []
-        self.actions: list[Any] = []
-        self.rewards: list[float] = []
+        self._actions: list[Any] = []
+        self._rewards: list[float] = []
         self._infos: list[dict[str, Any]] = []
-        # Steps add_steps() kept whole: (the observations' rows as one array, their infos or
-        # None for an empty dict each), in order after the lists; made rows when read.
-        self._pending: list[tuple[Any, list[dict[str, Any]] | None]] | None = None
+        # Steps add_steps() kept whole: (the observations' rows as one array, the actions as
+        # an array or a list, the rewards, the infos or None for an empty dict each), in
+        # order after the lists; made list items when one of the lists is read.
+        self._pending: list[tuple[Any, Any, list[float], list[dict[str, Any]] | None]] | None
+        self._pending = None
+        self._pending_steps = 0  # the steps in _pending
         self.is_terminated = False
         self.is_truncated = False
         self.custom_data: dict[str, Any] = {}
@@ -182,6 +186,32 @@ class Episode(TemporaryData):
         self._observations = value
 
     @property
+    def actions(self) -> list[Any]:
+        """The actions, one per step (a list)."""
+        if self._pending is not None:
+            self._settle()
+        return self._actions
+
+    @actions.setter
+    def actions(self, value: list[Any]) -> None:
+        if self._pending is not None:
+            self._settle()
+        self._actions = value
+
+    @property
+    def rewards(self) -> list[float]:
+        """The rewards, one per step (a list)."""
+        if self._pending is not None:
+            self._settle()
+        return self._rewards
+
+    @rewards.setter
+    def rewards(self, value: list[float]) -> None:
+        if self._pending is not None:
+            self._settle()
+        self._rewards = value
+
+    @property
     def infos(self) -> list[dict[str, Any]]:
         """The info dicts, one per observation (a list)."""
         if self._pending is not None:
@@ -196,9 +226,13 @@ class Episode(TemporaryData):
 
     def _settle(self) -> None:
         """Append the steps kept whole to the lists, row by row (someone reads them)."""
-        pending, self._pending = self._pending, None
-        for block, infos in pending or ():
+        pending, self._pending, self._pending_steps = self._pending, None, 0
+        for block, actions, rewards, infos in pending or ():
             self._observations += list(block)
+            if isinstance(actions, np.ndarray):  # an action per row: Python values if scalar
+                actions = actions.tolist() if actions.ndim == 1 else list(actions)
+            self._actions += actions
+            self._rewards += rewards
             self._infos += infos if infos is not None else [{} for _ in range(len(block))]
 
     # --- building (the runner's side) ---------------------------------------------------
@@ -224,8 +258,8 @@ class Episode(TemporaryData):
         if self._pending is not None:
             self._settle()
         self._observations.append(observation)
-        self.actions.append(action)
-        self.rewards.append(reward)
+        self._actions.append(action)
+        self._rewards.append(reward)
         self._infos.append(info)
         self._return += reward
         self.is_terminated = terminated
@@ -238,7 +272,7 @@ class Episode(TemporaryData):
     def add_steps(
         self,
         observations: Any,
-        actions: list[Any],
+        actions: Any,
         rewards: list[float],
         infos: list[dict[str, Any]] | None,
         terminated: bool,
@@ -248,19 +282,23 @@ class Episode(TemporaryData):
         are those of the last): what a columnar sampling loop hands over in one go.
 
         ``observations`` is a list, or one array whose rows are the steps' observations:
-        then it is kept whole, and ``observations`` (the list) gets its rows only when
-        read, so an episode nobody reads per step costs no Python object per step.
-        ``infos`` None stands for an empty dict per step.
+        then it is kept whole, with ``actions`` (a list, or an array of one action per
+        row), and the lists get their items only when one is read, so an episode nobody
+        reads per step costs no Python object per step. ``infos`` None stands for an empty
+        dict per step.
         """
         if isinstance(observations, np.ndarray):
             if self._pending is None:
                 self._pending = []
-            self._pending.append((observations, infos))
+            self._pending.append((observations, actions, rewards, infos))
+            self._pending_steps += len(rewards)
         else:
-            self.observations += observations
-            self.infos += infos if infos is not None else [{} for _ in observations]
-        self.actions += actions
-        self.rewards += rewards
+            if self._pending is not None:
+                self._settle()
+            self._observations += observations
+            self._infos += infos if infos is not None else [{} for _ in observations]
+            self._actions += actions
+            self._rewards += rewards
         self._return = _added(rewards, self._return)
         self.is_terminated = terminated
         self.is_truncated = truncated
@@ -344,20 +382,20 @@ class Episode(TemporaryData):
 
     def __len__(self) -> int:
         """Return the number of env steps (actions) in the episode."""
-        return len(self.actions)
+        return len(self._actions) + self._pending_steps
 
     @property
     def t(self) -> int:
         """The timestep the episode (or chunk) is at: ``t_started + len(self)`` (RLlib's)."""
-        return self.t_started + len(self.actions)
+        return self.t_started + len(self)
 
     def env_steps(self) -> int:
         """Return the number of env steps in the episode (or chunk): ``len(self)``."""
-        return len(self.actions)
+        return len(self)
 
     def agent_steps(self) -> int:
         """Return the number of agent steps: the env steps, in a single-agent episode."""
-        return len(self.actions)
+        return len(self)
 
     def get_duration_s(self) -> float:
         """Return the seconds from the reset (a chunk: its start) to the final step.
@@ -366,7 +404,7 @@ class Episode(TemporaryData):
         a step. 0.0 before the first step, as in RLlib.
         """
         start, end = self._start_time, self._end_time
-        if start is None or (end is None and not self.actions):
+        if start is None or (end is None and not len(self)):
             return 0.0
         return (perf_counter() if end is None else end) - start
 
@@ -390,7 +428,7 @@ class Episode(TemporaryData):
         """
         if indices is None and self._pending is not None and not neg_index_as_lookback:
             # All of them, with steps kept whole: one array out of the arrays, no rows.
-            blocks = [block for block, _ in self._pending]
+            blocks = [block for block, *_ in self._pending]
             return np.concatenate([np.asarray(self._observations), *blocks])
         return self._get("observations", indices, neg_index_as_lookback)
 

@@ -93,10 +93,9 @@ class Columns:
     ) -> None:
         """Append sub-env ``i``'s transitions of vector steps ``start`` to ``stop - 1`` to
         ``episode``; ``terminated``, ``truncated``: the last one's flags."""
-        actions = self.actions[start:stop, i]  # (steps,) or (steps, *action_shape)
         episode.add_steps(
-            self.observations[start:stop, i],  # kept whole: its rows are made when read
-            actions.tolist() if actions.ndim == 1 else list(actions),
+            self.observations[start:stop, i],  # kept whole, as the actions: made when read
+            self.actions[start:stop, i],  # (steps,) or (steps, *action_shape)
             self.rewards[start:stop, i].tolist(),
             [self.info(t, i) for t in range(start, stop)] if self.infos else None,
             terminated,

@@ -45,8 +45,13 @@ class EnvRunnerMetrics(Callback):
         episode: Episode | MultiAgentEpisode,
         env_runner: EnvRunner | None,
         metrics_logger: MetricsLogger,
-        **kwargs: Any,
+        event: Any = None,
+        env: Any = None,
+        rl_module: Any = None,
+        env_index: int | None = None,
     ) -> None:
+        # Every argument of the hook named, no **kwargs: the chain builds no dict for the
+        # call (it runs for every episode), and subclasses may still pass all of them on.
         w = self.window or self._window_of(env_runner)
         ret, length = episode.get_return(), len(episode)
         log = metrics_logger.log_value
