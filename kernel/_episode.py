@@ -27,18 +27,18 @@ def new_episode_id() -> str:
     with no system call per episode (``os.urandom`` took 0.5-2.4 us a call here, most of
     an episode's creation; episodes start by the thousand). Ids name, they guard nothing.
     """
-    return f"{_process_prefix}{next(_episode_numbers):016x}"
+    return hex(next(_episode_ids))[2:]  # the prefix's top bit is set: always 32 digits
 
 
-def _renew_prefix() -> None:
-    global _process_prefix, _episode_numbers
-    _process_prefix, _episode_numbers = os.urandom(8).hex(), itertools.count()
+def _renew_ids() -> None:
+    global _episode_ids
+    prefix = int.from_bytes(os.urandom(8), "big") | 1 << 63
+    _episode_ids = itertools.count(prefix << 64)
 
 
-_process_prefix = ""
-_episode_numbers = itertools.count()
-_renew_prefix()
-os.register_at_fork(after_in_child=_renew_prefix)
+_episode_ids = itertools.count()
+_renew_ids()
+os.register_at_fork(after_in_child=_renew_ids)
 
 
 if sys.version_info < (3, 12):
