@@ -180,14 +180,17 @@ class ColumnarLoop:
     ) -> None:
         """Visit, in sub-env order, the sub-envs that start or end an episode at step ``t``
         (the budget is not met in this step: nothing to drop)."""
-        episodes, resetting = self.sampling.episodes, self._stepper.resetting
+        episodes, stepper = self.sampling.episodes, self._stepper
+        on_started = self.sampling.lifecycle.on_started
         order = sorted(self._starting.union(ends.tolist())) if self._starting else ends.tolist()
         for i in order:
             episode = episodes[i]
             if episode is None:  # an idle sub-env (exact sampling)
                 continue
-            if resetting[i]:
-                await self._start(i, t, episode, bool(terminateds[i] or truncateds[i]))
+            if stepper.resetting[i]:  # the flags matter only to a sub-env playing one out
+                ended = stepper.draining[i] and bool(terminateds[i] or truncateds[i])
+                if self._start(i, t, episode, ended) and on_started.call is not None:
+                    await self.sampling.lifecycle.started(episode)
             else:
                 await self._end(i, t, episode, bool(terminateds[i]), bool(truncateds[i]))
 
@@ -207,7 +210,9 @@ class ColumnarLoop:
         if episode is None:  # an idle sub-env
             return 0
         if self._stepper.resetting[i]:
-            await self._start(i, t, episode, terminated or truncated)
+            lifecycle = self.sampling.lifecycle
+            if self._start(i, t, episode, terminated or truncated) and lifecycle.on_started.call:
+                await lifecycle.started(episode)
             return 0
         # The episode up to date before the budget may drop it.
         self._columns.flush(episode, i, self._since[i], t)
@@ -219,21 +224,20 @@ class ColumnarLoop:
             await self._end(i, t, episode, terminated, truncated)
         return 1
 
-    async def _start(self, i: int, t: int, episode: Any, ended: bool) -> None:
-        """Sub-env ``i``'s step ``t`` was its reset: ``episode`` starts (``ended``: the
-        step's flags, for an episode a handler ended that the sub-env plays out)."""
+    def _start(self, i: int, t: int, episode: Any, ended: bool) -> bool:
+        """Sub-env ``i``'s step ``t`` was its reset: put it into ``episode`` and return
+        True (the caller publishes the start), or False while the sub-env plays out an
+        episode a handler ended (``ended``: whether this step ends that one)."""
         stepper = self._stepper
         if stepper.draining[i]:  # not yet: it plays an episode a handler ended out
             stepper.draining[i] = not ended
-            return
+            return False
         stepper.resetting[i] = False
         self._starting.discard(i)
         self._active += 1
         episode.add_reset(self._columns.observations[t, i], self._columns.info(t, i))
         self._since[i] = t + 1
-        lifecycle = self.sampling.lifecycle
-        if lifecycle.on_started.call is not None:
-            await lifecycle.started(episode)
+        return True
 
     async def _end(self, i: int, t: int, episode: Any, terminated: bool, truncated: bool) -> None:
         """Sub-env ``i``'s step ``t`` ended ``episode``: hand its steps over and end it."""
