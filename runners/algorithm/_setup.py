@@ -46,11 +46,8 @@ class SetupAndStop:
         _env_runner_group: EnvRunnerGroup | None
         _evaluation: Evaluation | None
         _tune_trial: bool
+        training_iteration: int  # a property of the Algorithm's, with a setter
 
-        @property
-        def training_iteration(self) -> int: ...
-        @training_iteration.setter
-        def training_iteration(self, value: int) -> None: ...
         @property
         def learner(self) -> AnyLearner: ...
         def build_learner(
