@@ -1,21 +1,22 @@
 """The Algorithm: sets up runners and a learner, trains, publishes the Algorithm hooks.
 
-The class is the public surface (RLlib's names, sync twins, checkpoints, accessors), so it
-is longer than most modules here; each method is a few lines over a collaborator it
-composes: ``SyncFacade`` (``_facade``), ``LearnerUpdates`` (``_learning``), the result
-(``_results``), checkpoint state (``_state``) and ``Evaluation`` (``_evaluation``).
+The class is the public surface (RLlib's names, sync twins, checkpoints, accessors); this
+module holds its construction, what subclasses provide and use (the learner, extra state)
+and what it holds. Each method is a few lines over a collaborator it composes:
+``SyncFacade`` (``_facade``), ``LearnerUpdates`` (``_learning``), the result
+(``_results``), checkpoint state (``_state``) and ``Evaluation`` (``_evaluation``). The
+rest of its methods come from its bases, one concern each: ``Training`` (``_training``:
+iterations and evaluation rounds), ``SetupAndStop`` (``_setup``), ``Checkpoints``
+(``_checkpoints``), ``RLlibSurface`` (``_rllib_surface``) and ``TuneTrainable``
+(``_tune``).
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
-import anyio
 import gymnasium as gym
 
 from hookbus.events import (
@@ -27,24 +28,24 @@ from hookbus.events import (
     EvaluateStart,
     TrainResult,
 )
-from hookbus.kernel import Bus, ConfigError, Control, Publisher
+from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger
 
 from .._errors import AlgorithmStateError, refuse_while_loading_main
-from .._loop import blocking as run_blocking, in_event_loop
+from .._loop import in_event_loop
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
-from ..envs import EnvContext, TaskSettableEnv
 from ..fleet import EnvRunnerGroup
 from ._checkpoints import Checkpoints
 from ._evaluation import Evaluation
-from ._facade import SyncFacade, in_loop_error
+from ._facade import SyncFacade
 from ._learner import AnyLearner, Learner, MultiLearner
-from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings, make_learner
+from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings
 from ._lifecycle import Lifecycle
-from ._results import CONTROL_KEY, ResultDraft, assemble_result, callback_counts, control_entry
 from ._rllib_surface import RLlibSurface
+from ._setup import SetupAndStop
 from ._structure import check_structure
+from ._training import Training
 from ._tune import TuneTrainable, watch_for_tune
 
 __all__ = ("Algorithm",)
@@ -62,7 +63,7 @@ ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
 """The Algorithm-side hooks: their sync handlers run in worker threads."""
 
 
-class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):
+class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -162,7 +163,7 @@ class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):
         if not in_event_loop():
             self._sync.start()
 
-    # --- what subclasses provide ------------------------------------------------------------
+    # --- what subclasses provide (and atraining_step(), in ``Training``) --------------------
 
     def build_learner(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
@@ -179,24 +180,6 @@ class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):
             f"{type(self).__name__} does not support multi-agent training yet; use PPO, or "
             f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
         )
-
-    async def atraining_step(self) -> None:
-        """Run one iteration: sample, update the learner, sync weights, log metrics.
-
-        Log ``num_env_steps_sampled_lifetime`` (reduce "sum"), the runners' metrics under
-        ``env_runners`` and the learner's under ``learners``, as PPO and DQN do.
-        """
-        raise NotImplementedError
-
-    def training_step(self) -> None:
-        """Run one iteration (sync, as RLlib's): the async ``atraining_step()``.
-
-        An RLlib-style override ``def training_step(self): ... super().training_step()``
-        runs as written: ``train()`` calls a sync override in a worker thread, from which
-        this blocks on the Algorithm's loop (free meanwhile). An ``async def`` override is
-        awaited on the loop instead.
-        """
-        run_blocking(self._sync.loop, "algorithm.atraining_step()", self.atraining_step)
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return algorithm-specific state for checkpoints (plain data, numpy array copies)."""
@@ -287,199 +270,6 @@ class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):
             raise ConfigError(f"policy_id={policy_id!r} needs a multi-agent config")
         return runner.compute_single_action(observation, explore=explore, policy_id=policy_id)
 
-    # --- lifecycle --------------------------------------------------------------------------
-
-    async def asetup(self) -> None:
-        """Make the runners and their envs, the learner; publish ``on_algorithm_init``."""
-        if self._lifecycle is not Lifecycle.BUILT:
-            raise AlgorithmStateError(f"cannot set up an Algorithm that is {self._lifecycle}")
-        try:
-            await self._setup()
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.astop()  # end any worker process that did start
-            raise
-        self._lifecycle = Lifecycle.READY
-        await self._publisher.publish(AlgorithmInit, algorithm=type(self).__name__)
-
-    async def _setup(self) -> None:
-        self._sync.set_up_in_caller_loop()  # unless in its own loop (then only async use)
-        config = self.config
-        group = EnvRunnerGroup(
-            config, bus=self.bus, loop=self._sync.loop, publisher=self._publisher
-        )
-        self._env_runner_group = group
-        self._learner = make_learner(
-            config,
-            group.local_env_runner,
-            build=self.build_learner,
-            build_multi_agent=self.build_multi_agent_learner,
-        )
-        group.set_module(self._learner.module)
-        await group.setup()
-        if config.evaluation_interval or config.evaluation_num_env_runners:
-            await self._start_evaluation()
-
-    async def _start_evaluation(self) -> Evaluation:
-        # Kept before setup: if setup fails halfway, astop() still ends what did start.
-        self._evaluation = evaluation = Evaluation(self, self._publisher, loop=self._sync.loop)
-        await evaluation.setup()
-        return evaluation
-
-    async def atrain(self) -> dict[str, Any]:
-        """Run one training iteration and return its results (a nested dict).
-
-        Every ``evaluation_interval``-th iteration also runs an evaluation round: after the
-        training step, or alongside it with ``evaluation_parallel_to_training``.
-        ``result["control"]`` says what handlers asked the loop to do (stop, checkpoint,
-        evaluate) and who asked: the Algorithm itself acts on none of it (docs/control.md).
-        """
-        self._require(Lifecycle.READY, "train")
-        await self._restore_env_runners()
-        evaluation = self._evaluation
-        if evaluation is None or not evaluation.due(self.training_iteration + 1):
-            await self._timed_training_step()
-        elif self.config.evaluation_parallel_to_training:
-            await evaluation.train_and_evaluate(self._timed_training_step)
-        else:
-            await self._timed_training_step()
-            await evaluation.evaluate()
-        self.training_iteration += 1
-        try:
-            result = assemble_result(
-                self.metrics,
-                training_iteration=self.training_iteration,
-                group=self.env_runner_group,
-                evaluation=None if evaluation is None else evaluation.last,
-                callbacks=self._callback_counts(),
-            )
-            # Requests made before on_train_result are in the result its handlers see;
-            # theirs are added once they have run (or when a writer settles the draft).
-            control = self._take_control()
-            result[CONTROL_KEY] = control_entry(control)
-            if self._publisher.wants(TrainResult):
-                await self._publish_result(result, control)
-            await self._apply_env_task_fn(result)
-        finally:
-            # Close the iteration even if a handler raised: per-iteration sums start again
-            # at 0, so the next result counts only its own steps.
-            self.metrics.reduce()
-        return result
-
-    async def _publish_result(self, result: dict[str, Any], control: Control | None) -> None:
-        """Publish ``on_train_result``; then bring what its handlers did into ``result``."""
-        draft = ResultDraft(
-            result,
-            self.metrics,
-            control,
-            callbacks=self._callback_counts,
-            take_control=self._take_control,
-        )
-        try:
-            await self._publisher.publish(
-                TrainResult,
-                {"result": result, "draft": draft},
-                training_iteration=self.training_iteration,
-                result=result,
-            )
-            draft.settle()
-        finally:
-            draft.close()
-
-    async def _restore_env_runners(self) -> None:
-        """Restart failed training runners the settings allow; announce them (RLlib's way).
-
-        As RLlib's ``restore_env_runners()`` before each training step: the restarted
-        runners get the learner's current weights, then ``on_env_runners_recreated`` fires.
-        """
-        await self.env_runner_group.restore_and_announce(self.learner.module.get_state())
-
-    async def _timed_training_step(self) -> None:
-        with self.metrics.log_time(("timers", "training_iteration")):
-            step = self.training_step
-            if inspect.iscoroutinefunction(step):  # an async override, awaited here
-                await step()
-            elif type(self).training_step is Algorithm.training_step:
-                await self.atraining_step()  # no sync override: no thread hop
-            else:  # RLlib's sync override; it may call super().training_step()
-                await anyio.to_thread.run_sync(step)
-
-    async def aevaluate(self) -> dict[str, Any]:
-        """Run one evaluation round and return its metrics (``result["evaluation"]``).
-
-        Publishes ``on_evaluate_start`` and ``on_evaluate_end``; the evaluation runners are
-        made on the first call if the config did not ask for evaluation during training.
-        """
-        self._require(Lifecycle.READY, "evaluate")
-        evaluation = self._evaluation or await self._start_evaluation()
-        return await evaluation.evaluate()
-
-    async def astop(self) -> None:
-        """Stop the runners (closing envs and workers) and, if this Algorithm made it, the bus."""
-        if self._lifecycle is Lifecycle.STOPPED:
-            return
-        self._lifecycle = Lifecycle.STOPPED
-        if self._evaluation is not None:
-            await self._evaluation.astop()
-        if self._env_runner_group is not None:
-            await self._env_runner_group.astop()
-        if self._owns_bus:
-            self.bus.close()
-
-    async def __aenter__(self) -> Self:
-        if self._lifecycle is Lifecycle.BUILT:
-            await self.asetup()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.astop()
-
-    # --- the sync facade: blocking twins of the coroutines, from any thread -----------------
-
-    def train(self) -> dict[str, Any]:
-        """Run one training iteration (sync twin of ``atrain()``)."""
-        if self._tune_trial:  # Tune's train(): it calls step(), then adds its own keys
-            result: dict[str, Any] = self._tune_call("train")
-            return result
-        return self._sync.run(self._lifecycle, "train", "atrain", self.atrain)
-
-    def evaluate(self) -> dict[str, Any]:
-        """Run one evaluation round (sync twin of ``aevaluate()``)."""
-        return self._sync.run(self._lifecycle, "evaluate", "aevaluate", self.aevaluate)
-
-    def stop(self) -> None:
-        """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
-        if self._tune_trial:  # Tune's stop() calls cleanup(), which stops as below
-            self._tune_call("stop")
-            return
-        self._stop_algorithm()
-
-    def _stop_algorithm(self) -> None:
-        if self._sync.loop is not None:
-            self._sync.close(self.astop)
-        elif self._lifecycle is Lifecycle.BUILT:  # never set up (built inside a loop, unused)
-            self._lifecycle = Lifecycle.STOPPED
-            if self._owns_bus:
-                self.bus.close()
-        elif self._lifecycle is not Lifecycle.STOPPED:
-            raise in_loop_error("stop", "astop")
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     # --- accessors and helpers --------------------------------------------------------------
 
     @property
@@ -530,42 +320,6 @@ class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):
         group = self.eval_env_runner_group
         return None if group is None else group.local_env_runner
 
-    def _require(self, lifecycle: Lifecycle, action: str) -> None:
-        if self._lifecycle is not lifecycle:
-            built = self._lifecycle is Lifecycle.BUILT
-            hint = " (use `async with config.build() as algo`)" if built else ""
-            raise AlgorithmStateError(f"cannot {action}: the Algorithm is {self._lifecycle}{hint}")
-
-    def _runner_groups(self) -> list[EnvRunnerGroup]:
-        groups = (self._env_runner_group, self.eval_env_runner_group)
-        return [group for group in groups if group is not None]
-
-    def _callback_counts(self) -> dict[str, int]:
-        return callback_counts(self.bus, self._runner_groups())
-
-    def _take_control(self) -> Control | None:
-        """Return every request handlers made since the last result (docs/control.md).
-
-        ``on_train_result`` and ``on_evaluate_end`` (also of an ``evaluate()`` between two
-        ``train()`` calls) through the Algorithm's publisher; ``on_sample_end``,
-        ``on_episode_end`` and ``on_episode_step`` of every runner (in-process, worker
-        process or Ray actor), training and evaluation.
-        """
-        return Control.combine(
-            self._publisher.take_control(),
-            *(group.take_control() for group in self._runner_groups()),
-        )
-
-    async def _apply_env_task_fn(self, result: dict[str, Any]) -> None:
-        fn = self.config.env_task_fn
-        if fn is None:
-            return
-
-        # A partial of a module-level function, so that it pickles to worker processes.
-        await self.env_runner_group.aforeach_env_with_context(
-            functools.partial(_set_task, fn, result)
-        )
-
     def __repr__(self) -> str:
         # getattr: Tune may show a trial's Algorithm before its setup() has run
         lifecycle = getattr(self, "_lifecycle", Lifecycle.BUILT)
@@ -576,11 +330,3 @@ class Algorithm(Checkpoints, RLlibSurface, TuneTrainable):
 watch_for_tune()  # the Algorithm becomes a Tune Trainable when Ray Tune is imported
 
 _NOT_SET_UP = "the Algorithm is not set up yet: use `async with config.build() as algo`"
-
-TaskFn = Callable[[dict[str, Any], TaskSettableEnv, EnvContext], Any]
-"""``env_task_fn(train_results, task_settable_env, env_context) -> task`` (the task: any)."""
-
-
-def _set_task(fn: TaskFn, result: dict[str, Any], env: object, env_context: EnvContext) -> None:
-    if isinstance(env, TaskSettableEnv):
-        env.set_task(fn(result, env, env_context))

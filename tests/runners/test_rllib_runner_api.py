@@ -9,6 +9,7 @@ custom_evaluation.py). ``foreach_env_runner``'s keywords are those of RLlib's
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from hookbus.runners import (
     AlgorithmStateError,
     EnvContext,
     EnvRunner,
+    EnvRunnerGroup,
     PPOConfig,
     SampleRequest,
     make_multi_agent,
@@ -123,6 +125,15 @@ def test_rllibs_keywords_pick_runners_and_pass_kwargs(
     assert by_name == ["pong", "pong"]
     assert one_each == [("a", 1), ("b", 2)]
     assert everyone == [0, 1, 2]
+
+
+def test_the_sync_and_async_foreach_env_runner_take_the_same_keywords() -> None:
+    # Each twin spells RLlib's keywords out, so that help() and editors show them: this
+    # keeps the two lists from drifting apart.
+    sync = inspect.signature(EnvRunnerGroup.foreach_env_runner)
+    twin = inspect.signature(EnvRunnerGroup.aforeach_env_runner)
+    assert sync.parameters == twin.parameters
+    assert "timeout_seconds" in sync.parameters
 
 
 @pytest.mark.parametrize(
