@@ -98,6 +98,9 @@ class EnvRunnerMetrics(Callback):
         steps = event.num_env_steps
         log("num_env_steps_sampled", steps, reduce="sum", clear_on_reduce=True)
         log("num_env_steps_sampled_lifetime", steps, reduce="lifetime_sum")
+        # As RLlib's get_metrics(): the episode count is there even when none ended (0),
+        # so a callback reading results[...]["num_episodes"] finds it every iteration.
+        log("num_episodes", 0, reduce="sum", clear_on_reduce=True)
         for chunk in samples or ():
             if not isinstance(chunk, MultiAgentEpisode):
                 continue

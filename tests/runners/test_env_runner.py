@@ -277,3 +277,19 @@ async def test_bad_sample_arguments() -> None:
         await runner.asample(num_timesteps=1, num_episodes=1)
     with pytest.raises(ConfigError, match=r"sample\(num_timesteps=0\): expected an int >= 1"):
         await runner.asample(num_timesteps=0)
+
+
+def test_num_episodes_is_reported_when_no_episode_ended() -> None:
+    # RLlib's get_metrics() logs NUM_EPISODES every time, 0 included: callbacks (RLlib's
+    # evaluation_parallel_to_training example) read it without checking it is there.
+    config = PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=2)
+    with config.debugging(seed=1).build() as algo:
+        runner = algo.env_runner
+        runner.sample(num_timesteps=4, random_actions=True)  # too short to end one
+        assert runner.metrics.peek("num_episodes") == 0
+        runner.get_metrics()  # reduced: the count starts again
+        runner.sample(num_episodes=2, random_actions=True)
+        assert runner.metrics.peek("num_episodes") >= 2
+        runner.get_metrics()
+        runner.sample(num_timesteps=2, random_actions=True)
+        assert runner.metrics.peek("num_episodes") == 0
