@@ -122,15 +122,15 @@ class EpisodeLifecycle:
         postprocessed = self._postprocessed
         if postprocessed.call is not None:
             runner = self._runner
-            event = PostprocessTrajectory(
+            trajectory = PostprocessTrajectory(
                 source=publisher.source,
                 seq=publisher.next_seq(),
                 episode_id=episode.id_,
                 env_index=episode.env_index,
             )
-            control = postprocessed.call(event, episode, runner, runner.metrics)
+            result = postprocessed.call(trajectory, episode, runner, runner.metrics)
             if postprocessed.is_async:
-                await control
+                await result
 
     async def announce(self) -> None:
         """Publish ``on_environment_created`` for the runner's env."""
