@@ -116,10 +116,11 @@ class Episode(TemporaryData):
         self._actions: list[Any] = []
         self._rewards: list[float] = []
         self._infos: list[dict[str, Any]] = []
-        # Steps add_steps() kept whole: (the observations' rows as one array, the actions as
-        # an array or a list, the rewards, the infos or None for an empty dict each), in
-        # order after the lists; made list items when one of the lists is read.
-        self._pending: list[tuple[Any, Any, list[float], list[dict[str, Any]] | None]] | None
+        # Steps add_steps() kept whole: (the observations' rows as one array, the actions and
+        # the rewards as arrays or lists, the infos or None for an empty dict each), in
+        # order after the lists; made list items when one of the lists is read. A tuple,
+        # and arrays: the garbage collector has nothing to follow in an episode's blocks.
+        self._pending: tuple[tuple[Any, Any, Any, list[dict[str, Any]] | None], ...] | None
         self._pending = None
         self._pending_steps = 0  # the steps in _pending
         self.is_terminated = False
@@ -232,7 +233,7 @@ class Episode(TemporaryData):
             if isinstance(actions, np.ndarray):  # an action per row: Python values if scalar
                 actions = actions.tolist() if actions.ndim == 1 else list(actions)
             self._actions += actions
-            self._rewards += rewards
+            self._rewards += rewards.tolist() if isinstance(rewards, np.ndarray) else rewards
             self._infos += infos if infos is not None else [{} for _ in range(len(block))]
 
     # --- building (the runner's side) ---------------------------------------------------
@@ -273,7 +274,7 @@ class Episode(TemporaryData):
         self,
         observations: Any,
         actions: Any,
-        rewards: list[float],
+        rewards: Any,
         infos: list[dict[str, Any]] | None,
         terminated: bool,
         truncated: bool,
@@ -282,16 +283,17 @@ class Episode(TemporaryData):
         are those of the last): what a columnar sampling loop hands over in one go.
 
         ``observations`` is a list, or one array whose rows are the steps' observations:
-        then it is kept whole, with ``actions`` (a list, or an array of one action per
-        row), and the lists get their items only when one is read, so an episode nobody
-        reads per step costs no Python object per step. ``infos`` None stands for an empty
-        dict per step.
+        then it is kept whole, with ``actions`` and ``rewards`` (lists, or arrays of one
+        value per row), and the lists get their items only when one is read, so an episode
+        nobody reads per step costs no Python object per step. ``infos`` None stands for
+        an empty dict per step.
         """
         if isinstance(observations, np.ndarray):
-            if self._pending is None:
-                self._pending = []
-            self._pending.append((observations, actions, rewards, infos))
+            block = ((observations, actions, rewards, infos),)
+            self._pending = block if self._pending is None else self._pending + block
             self._pending_steps += len(rewards)
+            if isinstance(rewards, np.ndarray):
+                rewards = rewards.tolist()
         else:
             if self._pending is not None:
                 self._settle()

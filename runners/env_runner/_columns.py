@@ -94,9 +94,9 @@ class Columns:
         """Append sub-env ``i``'s transitions of vector steps ``start`` to ``stop - 1`` to
         ``episode``; ``terminated``, ``truncated``: the last one's flags."""
         episode.add_steps(
-            self.observations[start:stop, i],  # kept whole, as the actions: made when read
+            self.observations[start:stop, i],  # kept whole, as the actions and rewards
             self.actions[start:stop, i],  # (steps,) or (steps, *action_shape)
-            self.rewards[start:stop, i].tolist(),
+            self.rewards[start:stop, i],
             [self.info(t, i) for t in range(start, stop)] if self.infos else None,
             terminated,
             truncated,

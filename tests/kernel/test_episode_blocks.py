@@ -68,6 +68,21 @@ def test_getters_chunks_and_state_match() -> None:
     assert Episode.from_state(state).actions == want.actions
 
 
+def test_rewards_as_arrays_read_as_python_floats() -> None:
+    rewards = np.array([0.1, 0.2, 0.3, 0.4, 0.5], dtype=np.float32)  # the columns' dtype
+    episode = Episode()
+    episode.add_reset(OBS[0], {})
+    episode.add_steps(OBS[1:3], ACTIONS[:2], rewards[:2], None, False, False)
+    episode.add_steps(OBS[3:], ACTIONS[2:], rewards[2:], None, True, False)
+    want = rewards.tolist()  # float32 values as Python floats, as the per-step loop logs
+    total = 0.0
+    for value in want:
+        total += value  # add_step's order
+    assert episode.get_return() == total
+    assert episode.rewards == want
+    assert [type(r) for r in episode.rewards] == [float] * 5
+
+
 def test_array_actions_per_row_stay_arrays() -> None:
     actions = np.array([[0.5, -1.0], [0.0, 1.0], [1.5, 2.0], [0.1, 0.2], [0.3, 0.4]])
     episode = by_blocks(actions)

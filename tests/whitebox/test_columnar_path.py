@@ -82,7 +82,7 @@ def test_columns_grow_and_keep_their_rows() -> None:
     columns.flush(sink, 2, 0, 5, True, False)
     observations, actions, rewards, infos, terminated, truncated = sink.args
     assert [float(o[0]) for o in observations] == [0, 1, 2, 3, 4]
-    assert actions.tolist() == [2, 3, 4, 5, 6]  # kept whole: the episode makes the list
-    assert rewards == [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert actions.tolist() == [2, 3, 4, 5, 6]  # kept whole: the episode makes the lists
+    assert rewards.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
     assert infos == [{}, {"x": 2}, {"x": 2}, {"x": 2}, {"x": 2}]
     assert (terminated, truncated) == (True, False)
