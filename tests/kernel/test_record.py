@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,9 @@ async def test_events_reach_the_file_at_sample_end(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_truncation_yields_the_valid_prefix(tmp_path: Path, fmt: str) -> None:
+def test_every_truncation_yields_the_valid_prefix(
+    tmp_path: Path, fmt: str, write_in_place: Callable[[Path, bytes], None]
+) -> None:
     # Recorded on both backends: the same bytes, so every cut is read once, not once per
     # backend (reading is sync: the backend only ever wrote the file).
     events = stream()
@@ -156,7 +159,7 @@ def test_every_truncation_yields_the_valid_prefix(tmp_path: Path, fmt: str) -> N
     header_end, frame_ends = frame_boundaries(path, data, fmt)
     torn = tmp_path / f"torn.{fmt}"
     for cut in range(header_end, len(data)):
-        torn.write_bytes(data[:cut])
+        write_in_place(torn, data[:cut])
         got: list[Any] = []
         complete = [end for end in frame_ends if end <= cut]
         if cut in complete or cut == header_end:
