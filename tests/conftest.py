@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,23 @@ def small_ppo() -> PPOConfig:
         .training(train_batch_size=200, minibatch_size=50, num_epochs=1)
         .debugging(seed=0)
     )
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    with open(path, "r+b" if path.exists() else "wb") as file:
+        file.write(data)
+        file.truncate()
+
+
+@pytest.fixture
+def write_in_place() -> Callable[[Path, bytes], None]:
+    """Give ``write(path, data)``: ``path.write_bytes(data)`` over the file's old bytes.
+
+    For tests that write a damaged copy thousands of times. ``write_bytes`` empties the file
+    first, and ext4 (auto_da_alloc) then flushes it to disk at close: about 1.5 ms a write on
+    the CI machine's disk, against 0.015 ms for writing over the bytes and cutting the rest.
+    """
+    return _write_in_place
 
 
 @pytest.fixture(scope="session")

@@ -140,7 +140,9 @@ def same(a: list[Any], b: list[Any]) -> bool:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_single_bit_flip_is_found_at_its_frame(tmp_path: Path, fmt: str) -> None:
+def test_every_single_bit_flip_is_found_at_its_frame(
+    tmp_path: Path, fmt: str, write_in_place: Callable[[Path, bytes], None]
+) -> None:
     events = small_stream()[:2]  # numpy arrays and a scalar, small enough to flip every bit
     data = write(tmp_path / f"good.{fmt}", events, fmt)
     starts = frame_starts(data, fmt)
@@ -148,7 +150,7 @@ def test_every_single_bit_flip_is_found_at_its_frame(tmp_path: Path, fmt: str) -
     for bit in range(len(data) * 8):  # all of them, not a sample
         flipped = bytearray(data)
         flipped[bit // 8] ^= 1 << (bit % 8)
-        bad.write_bytes(flipped)
+        write_in_place(bad, flipped)
         got, error = outcome(bad)
         assert error is not None, f"flipping bit {bit} (byte {bit // 8}) went unnoticed"
         assert (error.offset, len(got)) == expected_failure(starts, bit // 8), bit
@@ -184,7 +186,11 @@ events_st = st.one_of(
 @FUZZ
 @given(events=st.lists(events_st, max_size=6), fmt=st.sampled_from(FORMATS), data=st.data())
 def test_truncation_and_flips_anywhere_are_found_after_the_valid_prefix(
-    tmp_path: Path, events: list[Any], fmt: str, data: st.DataObject
+    tmp_path: Path,
+    events: list[Any],
+    fmt: str,
+    data: st.DataObject,
+    write_in_place: Callable[[Path, bytes], None],
 ) -> None:
     good = write(tmp_path / f"good.{fmt}", events, fmt)
     starts = frame_starts(good, fmt)
@@ -196,7 +202,7 @@ def test_truncation_and_flips_anywhere_are_found_after_the_valid_prefix(
     for bit in flips:
         damaged[bit // 8] ^= 1 << (bit % 8)
     path = tmp_path / f"damaged.{fmt}"
-    path.write_bytes(damaged)
+    write_in_place(path, damaged)
     clean_cut = cut == len(good) or cut in starts[1:]  # between two frames: a valid file
     first_bad = min([bit // 8 for bit in flips] + ([] if clean_cut else [cut]), default=None)
     if first_bad is None:
@@ -379,11 +385,11 @@ def bodies(fmt: str) -> st.SearchStrategy[bytes]:
 @FUZZ
 @given(fmt=st.sampled_from(FORMATS), data=st.data())
 def test_any_frame_under_a_valid_checksum_is_an_event_or_a_recording_error(
-    tmp_path: Path, fmt: str, data: st.DataObject
+    tmp_path: Path, fmt: str, data: st.DataObject, write_in_place: Callable[[Path, bytes], None]
 ) -> None:
     body = data.draw(bodies(fmt), label="body")
     path = tmp_path / f"hostile.{fmt}"
-    path.write_bytes(file_with(fmt, good_step(fmt), body, good_step(fmt)))
+    write_in_place(path, file_with(fmt, good_step(fmt), body, good_step(fmt)))
     starts = frame_starts(path.read_bytes(), fmt)
     got, error = outcome(path)  # anything but RecordingError fails the test
     if error is not None:
@@ -401,10 +407,10 @@ def test_any_frame_under_a_valid_checksum_is_an_event_or_a_recording_error(
     ),
 )
 def test_any_header_under_a_valid_checksum_reads_or_is_a_recording_error(
-    tmp_path: Path, fmt: str, fields: dict[str, Any]
+    tmp_path: Path, fmt: str, fields: dict[str, Any], write_in_place: Callable[[Path, bytes], None]
 ) -> None:
     path = tmp_path / f"head.{fmt}"
-    path.write_bytes(file_with(fmt, head={**header(), **fields}))
+    write_in_place(path, file_with(fmt, head={**header(), **fields}))
     try:
         read: Any = read_recording_header(path)
     except RecordingError as exc:

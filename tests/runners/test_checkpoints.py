@@ -137,7 +137,9 @@ def test_a_good_checkpoint_round_trips(saved: tuple[Algorithm, Path]) -> None:
         assert fresh.training_iteration == 1
 
 
-def test_every_truncation_is_refused(saved: tuple[Algorithm, Path], tmp_path: Path) -> None:
+def test_every_truncation_is_refused(
+    saved: tuple[Algorithm, Path], tmp_path: Path, write_in_place: Callable[[Path, bytes], None]
+) -> None:
     algo, good = saved
     data = (good / FILE).read_bytes()
 
@@ -145,14 +147,16 @@ def test_every_truncation_is_refused(saved: tuple[Algorithm, Path], tmp_path: Pa
     @given(st.integers(0, len(data) - 1))
     def check(length: int) -> None:
         (tmp_path / "cut").mkdir(exist_ok=True)
-        (tmp_path / "cut" / FILE).write_bytes(data[:length])
+        write_in_place(tmp_path / "cut" / FILE, data[:length])
         refused(algo, tmp_path / "cut")
 
     check()
     algo.train()  # and it trains on
 
 
-def test_every_single_bit_flip_is_refused(saved: tuple[Algorithm, Path], tmp_path: Path) -> None:
+def test_every_single_bit_flip_is_refused(
+    saved: tuple[Algorithm, Path], tmp_path: Path, write_in_place: Callable[[Path, bytes], None]
+) -> None:
     algo, good = saved
     data = (good / FILE).read_bytes()
 
@@ -162,7 +166,7 @@ def test_every_single_bit_flip_is_refused(saved: tuple[Algorithm, Path], tmp_pat
         flipped = bytearray(data)
         flipped[bit // 8] ^= 1 << (bit % 8)
         (tmp_path / "flip").mkdir(exist_ok=True)
-        (tmp_path / "flip" / FILE).write_bytes(bytes(flipped))
+        write_in_place(tmp_path / "flip" / FILE, bytes(flipped))
         refused(algo, tmp_path / "flip")
 
     check()

@@ -16,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))  # so workers and actors import t
 import process_helpers
 
 CALLBACKS = Path(__file__).parent / "app" / "control_callbacks.py"
+# PPO's 4000 env steps of ten epochs an iteration are not what these tests are about.
+SMALL = ["--set", "train_batch_size=200", "--set", "minibatch_size=50", "--set", "num_epochs=1"]
 NOTHING = {
     "stop_training": False,
     "checkpoint": False,
@@ -167,7 +169,7 @@ async def test_atrain_reports_controls_inside_an_event_loop(small_ppo: PPOConfig
 def test_the_cli_stops_when_a_handler_asks_and_says_who(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["train", "--env", "CartPole-v1", "--iterations", "5", "--seed", "0"]
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "5", "--seed", "0", *SMALL]
     code = main([*argv, "--callbacks", f"{CALLBACKS}:StopAtSecond"])
     out = capsys.readouterr().out
     assert code == 0
@@ -178,7 +180,8 @@ def test_the_cli_stops_when_a_handler_asks_and_says_who(
 def test_the_cli_checkpoints_and_evaluates_when_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["train", "--env", "CartPole-v1", "--iterations", "2", "--seed", "0", "--callbacks"]
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "2", "--seed", "0", *SMALL]
+    argv.append("--callbacks")
     argv.append(f"{CALLBACKS}:CheckpointAndEvaluateAtSecond")
     assert main(argv) == 0
     out = capsys.readouterr().out

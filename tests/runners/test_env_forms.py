@@ -111,6 +111,7 @@ def test_a_bad_env_string_is_one_clear_error(env_sources: Path, env: str, messag
 
 def test_the_cli_takes_both_forms(env_sources: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for env in ["short_env.py:ShortCartPole", "hookbus_test_envs.registry:HookbusTestShortCart-v0"]:
-        assert main(["train", "--env", env, "--iterations", "1", "--seed", "0"]) == 0
+        small = ["--set", "train_batch_size=200", "--set", "minibatch_size=50"]
+        assert main(["train", "--env", env, "--iterations", "1", "--seed", "0", *small]) == 0
     assert main(["train", "--env", "missing.py:Env", "--iterations", "1"]) == 2
     assert "no such file 'missing.py'" in capsys.readouterr().err

@@ -160,7 +160,9 @@ def test_record_picks_the_format_from_the_extension_or_format(
 ) -> None:
     path = tmp_path / name
     argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
-    assert main(argv + options) == 0
+    # 200 env steps of one epoch, not PPO's 4000 of ten: still many episodes to record.
+    small = ["--set", "train_batch_size=200", "--set", "minibatch_size=50", "--set", "num_epochs=1"]
+    assert main(argv + small + options) == 0
     assert path.read_bytes().startswith(first_bytes)
     events = list(read_recording(path))
     assert any(isinstance(e, EpisodeEnd) for e in events)
@@ -252,7 +254,8 @@ def test_inspect_says_when_the_schema_differs_through_the_public_header(
 ) -> None:
     path = tmp_path / "run.jsonl"
     argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--record", str(path)]
-    assert main(argv) == 0
+    small = ["--set", "train_batch_size=200", "--set", "minibatch_size=50", "--set", "num_epochs=1"]
+    assert main(argv + small) == 0
     assert main(["inspect", str(path), "--episodes", "0"]) == 0
     assert "differs" not in capsys.readouterr().out
     header, rest = path.read_bytes().split(b"\n", 1)

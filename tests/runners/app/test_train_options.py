@@ -189,6 +189,9 @@ def test_restore_takes_the_env_algorithm_and_settings_from_the_checkpoint(
     code, _, err = run(capsys, "train", "--env", "CartPole-v1", "--algo", "DQN", "--seed", "0",
                        "--set", "train_batch_size=256",
                        "--set", "num_steps_sampled_before_learning_starts=0",
+                       # 200 env steps an iteration, not DQN's 1000: a 256-row update
+                       # per step is most of this test's time, and no check counts steps.
+                       "--set", "min_sample_timesteps_per_iteration=200",
                        "--iterations", "1", "--logdir", str(logdir),
                        "--checkpoint-at-end")  # fmt: skip
     assert (code, err) == (0, "")
@@ -201,6 +204,7 @@ def test_restore_takes_the_env_algorithm_and_settings_from_the_checkpoint(
     params = json.loads((logdir / "params.json").read_text())
     assert params["training"]["train_batch_size"] == 256  # the checkpoint's, not DQN's 32
     assert params["training"]["num_steps_sampled_before_learning_starts"] == 0
+    assert params["reporting"]["min_sample_timesteps_per_iteration"] == 200
     # Options given win over the checkpoint's settings.
     code, out, err = run(capsys, "train", "--restore", checkpoint, "--iterations", "2",
                          "--set", "train_batch_size=128",
