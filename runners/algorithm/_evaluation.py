@@ -292,21 +292,38 @@ class Evaluation:
                 return not training.is_set()
             return time.monotonic() - started < expected
 
+        # In-process runners sample in this thread while the training step's learner runs
+        # in a worker thread, and Python threads share one lock (the GIL): a sampling loop
+        # holds it but for the 5 ms switch interval, and a learner that lets go of it at
+        # every numpy call then barely moves (an iteration took 20 s to 340 s instead of
+        # 1.5 s). So they take turns: each unit is followed by a pause as long as the unit
+        # took, the runners one at a time, and the training step gets half the time at least.
+        turns = anyio.Lock()
+
+        async def unit(runner: EnvRunnerHandle, first: bool) -> _Outcome:
+            steps = auto_steps(expected - (time.monotonic() - started), self._throughput, config)
+            began = time.monotonic()
+            outcome = await self._request(runner, steps, False, first_of_round=first)
+            elapsed = time.monotonic() - began
+            if isinstance(outcome, SampleSummary) and elapsed > 0:
+                self._throughput = outcome.num_env_steps / elapsed
+            if runner.in_process and training is not None and not training.is_set():
+                await anyio.sleep(elapsed)  # the training step's turn
+            return outcome
+
         async def run(runner: EnvRunnerHandle) -> None:
             first = True
             while first or more():
-                left = expected - (time.monotonic() - started)
-                steps = auto_steps(left, self._throughput, config)
-                began = time.monotonic()
-                outcome = await self._request(runner, steps, False, first_of_round=first)
+                if runner.in_process and training is not None:
+                    async with turns:
+                        outcome = await unit(runner, first)
+                else:
+                    outcome = await unit(runner, first)
                 if not isinstance(outcome, SampleSummary):
                     await self._failed(runner, outcome)
                     return
                 self._sampled()
                 summaries.append(outcome)
-                elapsed = time.monotonic() - began
-                if elapsed > 0:
-                    self._throughput = outcome.num_env_steps / elapsed
                 first = False
                 await anyio.lowlevel.checkpoint()  # let the training step go on in between
 
