@@ -85,6 +85,12 @@ class Stats:
         """Add one value."""
         raise NotImplementedError
 
+    def push_many(self, values: Sequence[Any]) -> None:
+        """Add ``values`` in order, as that many ``push`` calls do (kinds may do it at once)."""
+        push = self.push
+        for value in values:
+            push(value)
+
     def peek(self, *, throughput: bool = False) -> Any:
         """Return the reduced value (plain Python data) without changing anything.
 

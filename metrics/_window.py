@@ -59,6 +59,31 @@ class _WindowStats(Stats):
                 pos = self._compact()
             self._pos = pos
 
+    def push_many(self, values: Sequence[Any]) -> None:
+        # What len(values) push() calls do, a block at a time: NaNs dropped, the type
+        # learnt from the first value kept, the window compacted where push() would.
+        if not len(values):
+            return
+        block = np.asarray(values, dtype=np.float64)
+        if block.ndim != 1:
+            raise TypeError(f"expected one number per value, got an array of shape {block.shape}")
+        kept = block == block
+        first = int(kept.argmax())  # the first value that is not NaN
+        if not kept.all():
+            block = block[kept]
+        if not len(block):
+            return
+        if self._ints is None:
+            self._learn_type(values[first])
+        pos, cap, done = self._pos, self._cap, 0
+        while done < len(block):
+            n = min(cap - pos, len(block) - done)
+            self._buf[pos : pos + n] = block[done : done + n]
+            pos, done = pos + n, done + n
+            if pos == cap:
+                pos = self._compact()
+        self._pos = pos
+
     def _learn_type(self, value: Any) -> None:
         ints = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
         self._ints = self._spec["ints"] = ints

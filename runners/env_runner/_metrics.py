@@ -28,6 +28,11 @@ class EnvRunnerMetrics(Callback):
     (evaluation runners use their own config). ``window`` overrides that, for a replay,
     which has no runner (without one, 100). Windows slide across iterations, so
     ``episode_return_mean`` stays defined in an iteration in which no episode ended.
+
+    The episodes' returns and lengths are logged at the end of each ``sample()`` call
+    (``on_sample_end``), a block per key, as RLlib logs them in ``get_metrics()``: per
+    episode they cost a runner more than its env's step (issue 31). A callback that
+    peeks them during a ``sample()`` sees them up to the call before, as in RLlib.
     """
 
     def __init__(self, window: int | None = None) -> None:
@@ -37,7 +42,7 @@ class EnvRunnerMetrics(Callback):
         if window is not None and window < 1:
             raise ConfigError(f"window must be None or an int >= 1, got {window!r}")
         self.window = window
-        self._windows: dict[int, tuple[Any, int]] = {}  # by id(config): config, window
+        self._ended: dict[int, _Ended] = {}  # by id(logger): episodes not logged yet
 
     def on_episode_end(
         self,
@@ -52,18 +57,15 @@ class EnvRunnerMetrics(Callback):
     ) -> None:
         # Every argument of the hook named, no **kwargs: the chain builds no dict for the
         # call (it runs for every episode), and subclasses may still pass all of them on.
-        w = self.window or self._window_of(env_runner)
-        ret, length = episode.get_return(), len(episode)
-        log = metrics_logger.log_value
-        log("episode_return_mean", ret, reduce="mean", window=w)
-        log("episode_return_min", ret, reduce="min", window=w)
-        log("episode_return_max", ret, reduce="max", window=w)
-        log("episode_len_mean", length, reduce="mean", window=w)
-        log("episode_len_min", length, reduce="min", window=w)
-        log("episode_len_max", length, reduce="max", window=w)
-        log("num_episodes", 1, reduce="sum", clear_on_reduce=True)
-        log("num_episodes_lifetime", 1, reduce="lifetime_sum")
+        ended = self._ended.get(id(metrics_logger))
+        if ended is None or ended.logger is not metrics_logger:
+            config = env_runner.config if env_runner is not None else None
+            window = self.window or smoothing_window(config)
+            ended = self._ended[id(metrics_logger)] = _Ended(metrics_logger, window)
+        ended.returns.append(episode.get_return())
+        ended.lengths.append(len(episode))
         if isinstance(episode, MultiAgentEpisode):  # RLlib's per-agent and per-module keys
+            log, w = metrics_logger.log_value, ended.window
             by_module: dict[str, float] = {}
             for agent_id, agent_episode in episode.agent_episodes.items():
                 agent_return = agent_episode.get_return()
@@ -74,17 +76,6 @@ class EnvRunnerMetrics(Callback):
             for module_id, module_return in by_module.items():
                 log(("module_episode_returns_mean", module_id), module_return, window=w)
 
-    def _window_of(self, env_runner: EnvRunner | None) -> int:
-        # Reading two settings per episode cost more than the eight logs together (issue
-        # 31): a runner's window is read once per sample() call (on_sample_end forgets it).
-        if env_runner is None:
-            return smoothing_window(None)
-        config = env_runner.config
-        known = self._windows.get(id(config))
-        if known is None or known[0] is not config:
-            known = self._windows[id(config)] = (config, smoothing_window(config))
-        return known[1]
-
     def on_sample_end(
         self,
         *,
@@ -93,14 +84,20 @@ class EnvRunnerMetrics(Callback):
         samples: Sequence[Episode | MultiAgentEpisode] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._windows.clear()  # a setting changed between sample() calls takes effect
         log = metrics_logger.log_value
+        ended = self._ended.pop(id(metrics_logger), None)
+        count = 0
+        if ended is not None and ended.logger is metrics_logger:
+            ended.log()
+            count = len(ended.returns)
+        # As RLlib's get_metrics(): the episode count is there even when none ended (0),
+        # so a callback reading results[...]["num_episodes"] finds it every iteration.
+        log("num_episodes", count, reduce="sum", clear_on_reduce=True)
+        if count:
+            log("num_episodes_lifetime", count, reduce="lifetime_sum")
         steps = event.num_env_steps
         log("num_env_steps_sampled", steps, reduce="sum", clear_on_reduce=True)
         log("num_env_steps_sampled_lifetime", steps, reduce="lifetime_sum")
-        # As RLlib's get_metrics(): the episode count is there even when none ended (0),
-        # so a callback reading results[...]["num_episodes"] finds it every iteration.
-        log("num_episodes", 0, reduce="sum", clear_on_reduce=True)
         for chunk in samples or ():
             if not isinstance(chunk, MultiAgentEpisode):
                 continue
@@ -115,6 +112,28 @@ class EnvRunnerMetrics(Callback):
                 log(("num_agent_steps_sampled_lifetime", str(agent_id)), n, reduce="lifetime_sum")
                 log(("num_module_steps_sampled", module_id), n, reduce="sum", clear_on_reduce=True)
                 log(("num_module_steps_sampled_lifetime", module_id), n, reduce="lifetime_sum")
+
+
+class _Ended:
+    """The returns and lengths of the episodes one logger has not logged yet."""
+
+    __slots__ = ("lengths", "logger", "returns", "window")
+
+    def __init__(self, logger: MetricsLogger, window: int) -> None:
+        self.logger, self.window = logger, window
+        self.returns: list[float] = []
+        self.lengths: list[int] = []
+
+    def log(self) -> None:
+        """Log them, in the order the episodes ended, a block per key."""
+        log, w = self.logger.log_values, self.window
+        returns, lengths = self.returns, self.lengths
+        log("episode_return_mean", returns, reduce="mean", window=w)
+        log("episode_return_min", returns, reduce="min", window=w)
+        log("episode_return_max", returns, reduce="max", window=w)
+        log("episode_len_mean", lengths, reduce="mean", window=w)
+        log("episode_len_min", lengths, reduce="min", window=w)
+        log("episode_len_max", lengths, reduce="max", window=w)
 
 
 def smoothing_window(config: AlgorithmConfig[Any] | None) -> int:
