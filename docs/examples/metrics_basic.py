@@ -19,6 +19,11 @@ for value in (1, 2, 3, 4, 5):
     logger.log_value("last3", value, reduce="mean", window=3)
 print("window-3 mean of 1..5:", logger.peek("last3"))
 
+block = MetricsLogger()  # log_values: a block, exactly as one log_value per value
+block.log_values("last3", [1, 2, 3, 4, 5], reduce="mean", window=3)
+print("log_values, window-3 mean of 1..5:", block.peek("last3"))
+assert block.peek("last3") == logger.peek("last3")
+
 latency = Stats("percentiles", window=10)  # a Stats is one key's reduction, on its own
 for value in range(1, 11):
     latency.push(value)
