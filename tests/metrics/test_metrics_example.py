@@ -17,6 +17,7 @@ def test_metrics_basic_example() -> None:
     assert run.stdout.splitlines() == [
         "ema loss: 1.01",
         "window-3 mean of 1..5: 4.0",
+        "log_values, window-3 mean of 1..5: 4.0",
         "percentiles of 1..10: {0: 1.0, 50: 5.5, 75: 7.75, 90: 9.1, 95: 9.55, 99: 9.91, 100: 10.0}",
         "nested peek: {'sample': 0.25}",
         "missing key with default: -1",
