@@ -30,7 +30,9 @@ _MISSING: Any = object()
 class MetricsLogger(RLlibNames):
     """Log values under (nested) keys, reduce them, and merge other loggers' snapshots."""
 
-    __slots__ = ("_index", "_layout", "_parents", "_stats")
+    # __weakref__: callbacks that keep something per logger (the built-in EnvRunner
+    # metrics) hold it weakly, so a discarded runner's logger is freed with it.
+    __slots__ = ("__weakref__", "_index", "_layout", "_parents", "_stats")
 
     def __init__(self) -> None:
         self._stats: dict[Path, Stats] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,25 @@ class EnvRunnerMetrics(Callback):
         if window is not None and window < 1:
             raise ConfigError(f"window must be None or an int >= 1, got {window!r}")
         self.window = window
-        self._ended: dict[int, _Ended] = {}  # by id(logger): episodes not logged yet
+        self._forget_pending()
+
+    def _forget_pending(self) -> None:
+        # Episodes not logged yet, per logger, held weakly: a runner that fails in the
+        # middle of a sample() never reaches its on_sample_end, and its logger must not
+        # outlive it here. _last is the latest logger's entry, found without a lookup.
+        self._ended: weakref.WeakKeyDictionary[MetricsLogger, _Ended] = weakref.WeakKeyDictionary()
+        self._last: tuple[weakref.ref[MetricsLogger], _Ended] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (a worker's, a deepcopy, a pickle) starts with nothing pending: what is
+        # pending belongs to this process's loggers (and weak references do not pickle).
+        state = self.__dict__.copy()
+        del state["_ended"], state["_last"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._forget_pending()
 
     def on_episode_end(
         self,
@@ -57,11 +76,11 @@ class EnvRunnerMetrics(Callback):
     ) -> None:
         # Every argument of the hook named, no **kwargs: the chain builds no dict for the
         # call (it runs for every episode), and subclasses may still pass all of them on.
-        ended = self._ended.get(id(metrics_logger))
-        if ended is None or ended.logger is not metrics_logger:
-            config = env_runner.config if env_runner is not None else None
-            window = self.window or smoothing_window(config)
-            ended = self._ended[id(metrics_logger)] = _Ended(metrics_logger, window)
+        last = self._last
+        if last is not None and last[0]() is metrics_logger:
+            ended = last[1]
+        else:
+            ended = self._pending(metrics_logger, env_runner)
         ended.returns.append(episode.get_return())
         ended.lengths.append(len(episode))
         if isinstance(episode, MultiAgentEpisode):  # RLlib's per-agent and per-module keys
@@ -76,6 +95,15 @@ class EnvRunnerMetrics(Callback):
             for module_id, module_return in by_module.items():
                 log(("module_episode_returns_mean", module_id), module_return, window=w)
 
+    def _pending(self, logger: MetricsLogger, env_runner: EnvRunner | None) -> _Ended:
+        """Return ``logger``'s episodes not logged yet, made the latest entry."""
+        ended = self._ended.get(logger)
+        if ended is None:
+            config = env_runner.config if env_runner is not None else None
+            ended = self._ended[logger] = _Ended(self.window or smoothing_window(config))
+        self._last = (weakref.ref(logger), ended)
+        return ended
+
     def on_sample_end(
         self,
         *,
@@ -85,10 +113,12 @@ class EnvRunnerMetrics(Callback):
         **kwargs: Any,
     ) -> None:
         log = metrics_logger.log_value
-        ended = self._ended.pop(id(metrics_logger), None)
+        ended = self._ended.pop(metrics_logger, None)
         count = 0
-        if ended is not None and ended.logger is metrics_logger:
-            ended.log()
+        if ended is not None:
+            if self._last is not None and self._last[1] is ended:
+                self._last = None
+            ended.log(metrics_logger)
             count = len(ended.returns)
         # As RLlib's get_metrics(): the episode count is there even when none ended (0),
         # so a callback reading results[...]["num_episodes"] finds it every iteration.
@@ -117,16 +147,16 @@ class EnvRunnerMetrics(Callback):
 class _Ended:
     """The returns and lengths of the episodes one logger has not logged yet."""
 
-    __slots__ = ("lengths", "logger", "returns", "window")
+    __slots__ = ("lengths", "returns", "window")
 
-    def __init__(self, logger: MetricsLogger, window: int) -> None:
-        self.logger, self.window = logger, window
+    def __init__(self, window: int) -> None:
+        self.window = window
         self.returns: list[float] = []
         self.lengths: list[int] = []
 
-    def log(self) -> None:
-        """Log them, in the order the episodes ended, a block per key."""
-        log, w = self.logger.log_values, self.window
+    def log(self, logger: MetricsLogger) -> None:
+        """Log them into ``logger``, in the order the episodes ended, a block per key."""
+        log, w = logger.log_values, self.window
         returns, lengths = self.returns, self.lengths
         log("episode_return_mean", returns, reduce="mean", window=w)
         log("episode_return_min", returns, reduce="min", window=w)
