@@ -130,7 +130,7 @@ class InlineEnvRunner:
         try:
             self.env_runner.stop()
         except Exception as exc:  # a failed env may fail to close as well
-            logger.warning("hookbus: closing the env of %s failed: %r", self.where, exc)
+            logger.warning("hookbus: closing the env of %s failed: %s", self.where, repr(exc))
 
     def __repr__(self) -> str:
         return f"<InlineEnvRunner {self.env_runner!r}>"

@@ -124,7 +124,9 @@ class RunnerHealth:
         if config.restart_failed_env_runners or config.ignore_env_runner_failures:
             if not self._tolerate_one_more(exc):
                 return False
-            logger.warning("hookbus: %s failed; going on without it: %s", runner.where, exc)
+            # The message, not the exception: a handler that keeps records (pytest's, a
+            # MemoryHandler) would keep its traceback, and with it an in-process runner.
+            logger.warning("hookbus: %s failed; going on without it: %s", runner.where, str(exc))
             return True
         exc.add_note(
             f"hookbus: env runner {runner.worker_index} failed; "
@@ -275,7 +277,11 @@ class RunnerHealth:
             self._last_failure = exc
             if not self._tolerate_one_more(exc):  # ... unless there were too many in a row
                 raise
-            logger.warning("hookbus: restarting %s failed: %r", runner.where, exc)
+            logger.warning("hookbus: restarting %s failed: %s", runner.where, repr(exc))
             return False
         del self._failed[worker_index]
+        if not self._failed:
+            # No failure left to explain: let the last one go. Its traceback holds the
+            # frames it was raised in, and an in-process runner's frames hold that runner.
+            self._last_failure = None
         return True

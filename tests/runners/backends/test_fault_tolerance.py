@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +126,27 @@ def test_inline_runners_are_restarted_too(small_ppo: PPOConfig, tmp_path: Path) 
     assert first["env_runner_group"]["num_healthy_env_runners"] == 1
     assert second["env_runner_group"]["num_remote_env_runner_restarts"] == 1
     assert recreations.calls == [([1], False)]  # type: ignore[attr-defined]
+
+
+def test_a_failed_in_process_runner_is_freed_once_replaced(
+    small_ppo: PPOConfig, tmp_path: Path
+) -> None:
+    # Runner 1 fails in the middle of a sample(), episodes having ended in it: neither the
+    # failure kept for a later error nor the built-in metrics may hold the dead runner.
+    config = faulty(small_ppo, tmp_path, how="raise", backend="inline", at_step=60)
+    with config.build() as algo:
+        group = algo.env_runner_group
+        (old,) = group.foreach_env_runner(
+            lambda runner: (weakref.ref(runner), weakref.ref(runner.metrics)),
+            remote_worker_ids=[1],
+            local_env_runner=False,
+        )
+        first = algo.train()
+        algo.train()
+        gc.collect()
+        assert first["env_runner_group"]["num_healthy_env_runners"] == 1
+        assert group.healthy_env_runner_ids() == [1, 2]
+        assert [ref() for ref in old] == [None, None]
 
 
 def test_a_hung_worker_times_out_and_is_replaced(small_ppo: PPOConfig, tmp_path: Path) -> None:
