@@ -18,7 +18,15 @@ from typing import Any, Literal, overload
 from ._keys import Key, Path, as_path, nest, walk
 from ._rllib_names import RLlibNames
 from ._snapshot import SNAPSHOT_VERSION, check_version, checked, columns
-from ._spec import ITEM_KINDS, bad_value, checked_spec, is_number, make_spec
+from ._spec import (
+    ITEM_KINDS,
+    as_block,
+    bad_value,
+    check_numbers,
+    checked_spec,
+    is_number,
+    make_spec,
+)
 from ._stats import Stats
 from ._values import listed
 
@@ -77,25 +85,43 @@ class MetricsLogger(RLlibNames):
     def log_values(
         self,
         key: Key,
-        values: Sequence[Any],
+        values: Iterable[Any],
         reduce: str | None = "mean",
         window: float | None = None,
         ema_coeff: float | None = None,
         clear_on_reduce: bool = False,
     ) -> None:
         """Log each of ``values`` under ``key``, in order: what as many ``log_value`` calls
-        with these settings do, in one (a window takes a block at a time). hookbus's own."""
+        with these settings do, in one (a window takes a block at a time). hookbus's own.
+
+        All or nothing: a value the key's kind cannot take raises the TypeError
+        ``log_value`` raises for it, before any value of the block is logged.
+        """
+        values = as_block(key, values)
         if not len(values):
             return
-        try:
-            stats = self._index[key]
-        except (KeyError, TypeError):
+        stats = self._find(key)
+        kind = reduce if stats is None else stats._spec["reduce"]
+        if kind is not None and kind not in ITEM_KINDS:
+            check_numbers(key, values, kind)
+        if stats is None:
             self.log_value(key, values[0], reduce, window, ema_coeff, clear_on_reduce)
             stats, values = self._stats[as_path(key)], values[1:]
         try:
             stats.push_many(values)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError) as exc:  # what check_numbers cannot see coming
             raise bad_value(key, values, stats._spec["reduce"]) from exc
+
+    def _find(self, key: Any) -> Stats | None:
+        """Return the Stats logged under ``key`` (any spelling), None if there is none yet."""
+        try:
+            return self._index[key]
+        except (KeyError, TypeError):
+            pass
+        try:
+            return self._stats.get(as_path(key))
+        except (TypeError, ValueError):  # a bad key: log_value names it
+            return None
 
     def _log_first(
         self,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,7 +22,9 @@ __all__ = (
     "DEFAULT_THROUGHPUT_EMA_COEFF",
     "ITEM_KINDS",
     "REDUCE_NAMES",
+    "as_block",
     "bad_value",
+    "check_numbers",
     "checked_spec",
     "is_number",
     "make_spec",
@@ -222,6 +224,42 @@ def is_number(value: Any) -> bool:
     if isinstance(value, numbers.Real):
         return True
     return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf"
+
+
+def as_block(key: Any, values: Any) -> Sequence[Any]:
+    """Return ``values``, a block of values to log under ``key``, as a sequence.
+
+    A list, tuple or array of one or more dimensions is taken as it is, another iterable
+    (a generator) is listed; a single value, a string, bytes or a mapping is a TypeError.
+    """
+    if isinstance(values, str | bytes | Mapping) or (
+        isinstance(values, np.ndarray) and values.ndim == 0
+    ):
+        pass
+    elif isinstance(values, Sequence):
+        return values
+    elif isinstance(values, np.ndarray):  # it has len() and slices as a sequence does
+        return cast(Sequence[Any], values)
+    elif isinstance(values, Iterable):
+        return list(values)
+    raise TypeError(
+        f"log_values takes a block of values to log under {key!r} (a list, tuple, array or "
+        f"other iterable; log_value logs one value), got {values!r}"
+    )
+
+
+def check_numbers(key: Any, values: Sequence[Any], reduce: str) -> None:
+    """Raise ``bad_value`` for the first of ``values`` a numeric kind cannot take."""
+    try:
+        block = np.asarray(values)
+    except (TypeError, ValueError):  # ragged, or objects numpy cannot hold
+        pass
+    else:  # the usual case, one conversion: a 1-D array of numbers (bools included)
+        if block.ndim == 1 and block.dtype.kind in "biuf":
+            return
+    for value in values:
+        if not is_number(value):
+            raise bad_value(key, value, reduce)
 
 
 def bad_value(key: Any, value: Any, reduce: str) -> TypeError:

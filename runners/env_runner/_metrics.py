@@ -7,6 +7,8 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from hookbus.events import SampleEnd
 from hookbus.kernel import Callback, ConfigError, Episode, MultiAgentEpisode
 from hookbus.metrics import MetricsLogger
@@ -157,7 +159,10 @@ class _Ended:
     def log(self, logger: MetricsLogger) -> None:
         """Log them into ``logger``, in the order the episodes ended, a block per key."""
         log, w = logger.log_values, self.window
-        returns, lengths = self.returns, self.lengths
+        # Arrays once, not a list converted by each of the six logs: returns are floats
+        # (as RLlib's), lengths ints.
+        returns = np.asarray(self.returns, dtype=np.float64)
+        lengths = np.asarray(self.lengths, dtype=np.int64)
         log("episode_return_mean", returns, reduce="mean", window=w)
         log("episode_return_min", returns, reduce="min", window=w)
         log("episode_return_max", returns, reduce="max", window=w)
