@@ -69,6 +69,19 @@ class AsyncVectorEnv(MarksEnvFailures, gym.vector.AsyncVectorEnv):
     def __init__(self, env_fns: list[Callable[[], gym.Env[Any, Any]]]) -> None:
         super().__init__(env_fns, context=_START_METHOD, autoreset_mode=AutoresetMode.NEXT_STEP)
 
+    def __getattr__(self, name: str) -> Any:
+        # Called only for a name not found. RLlib's callbacks reach sub-envs as env.envs[i],
+        # which only SYNC has: say where ASYNC's are.
+        if name == "envs":
+            raise AttributeError(
+                "'AsyncVectorEnv' object has no attribute 'envs': under "
+                "gym_env_vectorize_mode='ASYNC' each sub-env lives in a process of its own; "
+                "reach them with env.call(...), env.get_attr(...) or env.set_attr(...), or "
+                "algo.env_runner_group.foreach_env(fn), or use 'SYNC' for env.envs[i] "
+                "(docs/vectorize.md)"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def _raise_if_errors(self, successes: Any) -> None:
         # gymnasium's own reports a sub-env's error through warnings.warn before it resets
         # its state (under `-W error` the warning replaces the error, and the env is left

@@ -165,7 +165,17 @@ class EntryPointVectorEnv(gym.vector.VectorWrapper):
         # passes the env itself); gymnasium's VectorWrapper forwards none since 1.0.
         if name.startswith("_") or name == "env":  # not set yet (unpickling): no recursion
             raise AttributeError(name)
-        return getattr(self.env, name)
+        try:
+            return getattr(self.env, name)
+        except AttributeError as exc:
+            if name == "envs":  # RLlib's callbacks reach sub-envs so, under SYNC
+                exc.add_note(
+                    "hookbus: a VECTOR_ENTRY_POINT env steps its sub-envs as arrays and has "
+                    "no sub-env objects: read its own attributes, a column per env_index "
+                    "(e.g. env.state[:, env_index] for CartPole), or use "
+                    "gym_env_vectorize_mode='SYNC' for env.envs[i] (docs/vectorize.md)"
+                )
+            raise
 
     def end_sub_episode(self, i: int) -> str:
         """A vector entry point resets its sub-envs only itself: ``WHEN_DONE``."""

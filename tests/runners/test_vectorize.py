@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -303,3 +304,31 @@ async def test_the_env_argument_reads_a_vector_entry_points_own_attributes() -> 
     first = {e.env_index: e.get_observations()[0] for e in episodes if e.t_started == 0}
     for i, state in enumerate(states):
         np.testing.assert_allclose(first[i], state, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("mode", "hint"),
+    [
+        ("ASYNC", r"each sub-env lives in a process of its own; reach them with env\.call"),
+        ("VECTOR_ENTRY_POINT", r"steps its sub-envs as arrays and has no sub-env objects"),
+    ],
+)
+def test_env_envs_outside_sync_says_where_the_sub_envs_are(mode: str, hint: str) -> None:
+    # RLlib's callbacks reach sub-env i as env.envs[i].unwrapped, which only SYNC has.
+    made = runner(mode)
+    try:
+        with pytest.raises(AttributeError) as raised:
+            made.env.envs  # noqa: B018
+        said = "\n".join([str(raised.value), *getattr(raised.value, "__notes__", ())])
+        assert re.search(hint, said), said
+        assert "'SYNC' for env.envs[i]" in said  # and how to have them
+        assert not hasattr(made.env, "envs")
+        with pytest.raises(AttributeError, match=r"object has no attribute 'no_such_thing'"):
+            made.env.no_such_thing  # noqa: B018
+    finally:
+        made.stop()
+    synced = runner("SYNC")
+    try:
+        assert synced.env.envs[0].unwrapped is not None
+    finally:
+        synced.stop()
