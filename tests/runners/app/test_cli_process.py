@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,8 @@ def interrupted_run(tmp_path: Path, signals: int) -> tuple[int, str, Path]:
     """Run a long ``--checkpoint-at-end`` training and Ctrl-C it ``signals`` times."""
     logdir = tmp_path / "run"
     # Two Ctrl-Cs: iterations of 20k env steps, long enough that the second Ctrl-C, sent as
-    # soon as the first is acknowledged, lands in the iteration the first one let finish.
+    # soon as the first is acknowledged, lands in the iteration the first one let finish
+    # (the first is sent half a second into iteration 2, below).
     # One Ctrl-C has no such race: PPO's own 4000 steps still put it in the middle of an
     # iteration (the one after the first progress line), and that iteration, the one the
     # checkpoint holds and the one trained after restoring it take a fifth of the time.
@@ -154,6 +156,11 @@ def interrupted_run(tmp_path: Path, signals: int) -> tuple[int, str, Path]:
         assert child.stderr is not None
         head = [child.stdout.readline(), child.stdout.readline()]
         assert " 1/1000 " in head[1], head
+        if signals == 2:
+            # Into iteration 2 (4 s here), not between iterations: a first Ctrl-C that lands
+            # before iteration 2 starts saves iteration 1 at once, and the save could be
+            # done before the second arrives (CI saw it: "saved iteration 1").
+            time.sleep(0.5)
         child.send_signal(signal.SIGINT)
         notice = child.stderr.readline()  # the first Ctrl-C is acknowledged at once
         assert "Ctrl-C: finishing this iteration, then saving a checkpoint" in notice
