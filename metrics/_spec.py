@@ -232,15 +232,12 @@ def as_block(key: Any, values: Any) -> Sequence[Any]:
     A list, tuple or array of one or more dimensions is taken as it is, another iterable
     (a generator) is listed; a single value, a string, bytes or a mapping is a TypeError.
     """
-    if isinstance(values, str | bytes | Mapping) or (
-        isinstance(values, np.ndarray) and values.ndim == 0
-    ):
-        pass
-    elif isinstance(values, Sequence):
+    if isinstance(values, np.ndarray):  # it has len() and slices as a sequence does
+        if values.ndim:
+            return cast(Sequence[Any], values)
+    elif isinstance(values, Sequence) and not isinstance(values, str | bytes):
         return values
-    elif isinstance(values, np.ndarray):  # it has len() and slices as a sequence does
-        return cast(Sequence[Any], values)
-    elif isinstance(values, Iterable):
+    elif isinstance(values, Iterable) and not isinstance(values, str | bytes | Mapping):
         return list(values)
     raise TypeError(
         f"log_values takes a block of values to log under {key!r} (a list, tuple, array or "
