@@ -1,13 +1,21 @@
 """Checkpoint folders on disk: complete or absent, whatever the moment of a crash.
 
 A save into a folder that does not exist yet writes the file into a temporary sibling
-(``.<name>.tmp-<8 hex digits>``), syncs the file and the sibling, renames the sibling into
-place (one atomic ``rename`` on POSIX) and syncs the parent. A kill at any moment leaves
-either no ``<name>`` or a complete one, plus at most a stale sibling, which listings ignore
-(``list_checkpoints``: its name starts with a dot) and the next save in that parent
-removes. A save into a folder that exists (``save_to_path`` twice into one path) replaces
-the file in it the same way: a temporary file, synced, renamed over the old one, the
-folder synced; the folder holds the old checkpoint or the new one.
+(``.<name>.tmp-<writer>-<8 hex digits>``), syncs the file and the sibling, renames the
+sibling into place (one atomic ``rename`` on POSIX) and syncs the parent. A kill at any
+moment leaves either no ``<name>`` or a complete one, plus at most a stale sibling, which
+listings ignore (``list_checkpoints``: its name starts with a dot) and a later save in that
+parent removes. A save into a folder that exists (``save_to_path`` twice into one path)
+replaces the file in it the same way: a temporary file (``.tmp-<writer>-<8 hex
+digits>.msgpack``), synced, renamed over the old one, the folder synced; the folder holds
+the old checkpoint or the new one.
+
+Several processes may save into one parent at once (two runs sharing a logdir's parent,
+Tune trials on shared storage). A temporary name carries its writer (``<writer>`` is
+``<host tag>-<pid>``), and a save removes only temporaries whose writer is provably dead:
+written on this host by a process that no longer exists. Another live writer's temporary,
+one from another host, or one named by an older hookbus is left alone (listings still
+ignore it). A checkpoint folder that is a symbolic link is refused, never written through.
 
 Each phase calls ``reach_save_phase`` (``backends/_injection.py``), so that tests and
 ``bench/checkpoint_soak.py`` kill a save at an aimed moment through ``HOOKBUS_FAULT_PLAN``.
@@ -15,45 +23,65 @@ Each phase calls ``reach_save_phase`` (``backends/_injection.py``), so that test
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
 import shutil
-import tempfile
+import socket
 from pathlib import Path
+
+from hookbus.kernel import ConfigError
 
 from ..backends._injection import reach_save_phase
 
 __all__ = ("is_temporary", "list_checkpoints", "write_folder")
 
-_TMP_FILE = re.compile(r"\.tmp-[a-z0-9_]{8}\.msgpack")  # tempfile.mkstemp's names, ours
-_TMP_FOLDER = re.compile(r"\..+\.tmp-[0-9a-f]{8}")  # _new_folder's names
+# Who writes a temporary: this host (a short digest of its name, so that any hostname
+# makes a plain file name) and this process. Both are fixed per process but for a fork,
+# hence computed per save from os.getpid().
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+_WRITER = r"(?P<host>[0-9a-f]{6})-(?P<pid>[0-9]+)"
+_TMP_FILE = re.compile(rf"\.tmp-{_WRITER}-[0-9a-f]{{8}}\.msgpack")
+_TMP_FOLDER = re.compile(rf"\..+\.tmp-{_WRITER}-[0-9a-f]{{8}}")
+# Names of hookbus before the writer was in them: still never listed, never removed.
+_OLD_TMP_FOLDER = re.compile(r"\..+\.tmp-[0-9a-f]{8}")
 _NUMBERED = re.compile(r"checkpoint_(\d+)")
 
 
 def is_temporary(name: str) -> bool:
     """Tell whether ``name`` is one a save gives its temporary folder (never a checkpoint)."""
-    return _TMP_FOLDER.fullmatch(name) is not None
+    return _TMP_FOLDER.fullmatch(name) is not None or _OLD_TMP_FOLDER.fullmatch(name) is not None
 
 
 def write_folder(directory: Path, name: str, data: bytes) -> None:
     """Make folder ``directory`` hold file ``name`` with ``data``: all of it, or nothing new.
 
     Then remove what killed saves left: temporary files inside ``directory``, temporary
-    folders beside it (those holding nothing but a save's files).
+    folders beside it (those holding nothing but a save's files), when their writer is
+    provably dead. ConfigError if ``directory`` is a symbolic link.
     """
-    if directory.is_dir():
+    if directory.is_symlink():
+        raise ConfigError(
+            f"cannot save a checkpoint into {str(directory)!r}: it is a symbolic link (to "
+            f"{os.readlink(directory)!r}), and checkpoints are written only into real "
+            f"folders; save into the link's target, or remove the link"
+        )
+    if directory.is_dir() or not _new_folder(directory, name, data):
         _replace_file(directory, name, data)
-    else:
-        _new_folder(directory, name, data)
     _remove_stale(directory, name)
 
 
-def _new_folder(directory: Path, name: str, data: bytes) -> None:
+def _temporary_suffix() -> str:
+    return f"tmp-{_HOST}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _new_folder(directory: Path, name: str, data: bytes) -> bool:
+    """Write a new folder ``directory``; return False if another writer made it first."""
     parent = directory.parent
     parent.mkdir(parents=True, exist_ok=True)
     # os.mkdir, not tempfile.mkdtemp: the checkpoint keeps the umask's permissions, not 0700.
-    temp = parent / f".{directory.name}.tmp-{secrets.token_hex(4)}"
+    temp = parent / f".{directory.name}.{_temporary_suffix()}"
     os.mkdir(temp)
     try:
         reach_save_phase("begun")
@@ -61,30 +89,38 @@ def _new_folder(directory: Path, name: str, data: bytes) -> None:
         _fsync_folder(temp)
         reach_save_phase("synced")
         os.rename(temp, directory)  # atomic; fails if a non-empty folder appeared meanwhile
+    except OSError:
+        shutil.rmtree(temp, ignore_errors=True)
+        if directory.is_dir() and not directory.is_symlink():
+            return False  # a concurrent save of the same path won: replace its file
+        raise
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
     reach_save_phase("renamed")
     _fsync_folder(parent)  # the rename itself survives a power cut
+    return True
 
 
 def _replace_file(directory: Path, name: str, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".msgpack")
-    os.close(fd)
+    tmp = directory / f".{_temporary_suffix()}.msgpack"
     try:
         reach_save_phase("begun")
-        _write_synced(Path(tmp), data)
+        _write_synced(tmp, data)
         reach_save_phase("synced")
         os.replace(tmp, directory / name)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     reach_save_phase("renamed")
     _fsync_folder(directory)
 
 
 def _write_synced(file: Path, data: bytes) -> None:
-    with open(file, "wb") as out:
+    # A new file with the umask's permissions, as a new folder's (tempfile's are 0600);
+    # O_EXCL: a name is never shared with another writer.
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with open(fd, "wb") as out:
         out.write(data)
         out.flush()
         reach_save_phase("written")
@@ -99,22 +135,48 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def _writer_is_dead(match: re.Match[str]) -> bool:
+    """Tell whether the writer a temporary's name records is provably gone."""
+    if match["host"] != _HOST:
+        return False  # another machine's process: nothing here can tell
+    pid = int(match["pid"])
+    if pid == os.getpid():
+        return False  # this process's own saves clean up after themselves, or are running
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False  # another user's live process, or no pid at all
+    return False
+
+
 def _remove_stale(directory: Path, name: str) -> None:
     with os.scandir(directory) as entries:
         stray = [
             e.path
             for e in entries
-            if _TMP_FILE.fullmatch(e.name) and e.is_file(follow_symlinks=False)
+            if (found := _TMP_FILE.fullmatch(e.name))
+            and e.is_file(follow_symlinks=False)
+            and _writer_is_dead(found)
         ]
     for path in stray:
         Path(path).unlink(missing_ok=True)  # another cleaner may be faster
     with os.scandir(directory.parent) as entries:
         folders = [
-            e.path for e in entries if is_temporary(e.name) and e.is_dir(follow_symlinks=False)
+            e.path
+            for e in entries
+            if (found := _TMP_FOLDER.fullmatch(e.name))
+            and e.is_dir(follow_symlinks=False)
+            and _writer_is_dead(found)
         ]
     for folder in folders:
         # Only what a save writes: a user's own folder of that name is left alone.
-        if all(n == name or _TMP_FILE.fullmatch(n) for n in os.listdir(folder)):
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            continue  # another cleaner was faster
+        if all(n == name or _TMP_FILE.fullmatch(n) for n in names):
             shutil.rmtree(folder, ignore_errors=True)
 
 

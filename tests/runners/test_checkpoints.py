@@ -437,17 +437,22 @@ def test_version_1_files_still_load_and_are_checked(
     assert algo.training_iteration == 1
 
 
-def test_a_save_removes_the_temporary_files_of_interrupted_saves(tmp_path: Path) -> None:
+def test_a_save_leaves_files_it_cannot_prove_are_a_dead_saves(tmp_path: Path) -> None:
+    # What a killed save leaves is removed by the next save (test_checkpoint_kills.py); a
+    # temporary named by an older hookbus carries no writer, so nothing proves its writer
+    # gone: it stays, as a user's files of look-alike names do (listings ignore them all).
     directory = tmp_path / "ckpt"
     directory.mkdir()
-    stray = directory / ".tmp-k2j_9x0q.msgpack"  # what a save killed before its rename leaves
-    stray.write_bytes(b"half a checkpoint")
-    kept = [directory / ".tmp-notes.msgpack", directory / ".tmp-k2j_9x0q.txt", directory / "x"]
+    kept = [
+        directory / ".tmp-k2j_9x0q.msgpack",
+        directory / ".tmp-notes.msgpack",
+        directory / ".tmp-k2j_9x0q.txt",
+        directory / "x",
+    ]
     for path in kept:
         path.write_text("the user's")
     with tiny_ppo().build() as algo:
         algo.save_to_path(directory)
-    assert not stray.exists()
     assert all(path.read_text() == "the user's" for path in kept)
     assert sorted(p.name for p in directory.iterdir()) == sorted([FILE, *(p.name for p in kept)])
 
