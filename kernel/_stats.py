@@ -44,7 +44,8 @@ class HandlerStatistics:
     """Median latency over the last ``SAMPLES`` (1024) timed calls (NaN before the first).
 
     With statistics alone, the first publish and then one in ``SAMPLE_EVERY`` (64) is
-    timed, every handler of its chain; with a deadline or the watchdog, every call.
+    timed, every handler of its chain; with a deadline or the watchdog, every call. A call
+    cancelled at its deadline counts as lasting its deadline: it ran that long, at least.
     """
     p99: float
     overruns: int = 0
@@ -200,7 +201,10 @@ class Timings:
                 )
 
         def timeout(i: int) -> None:
-            records[i].overruns += 1
+            record = records[i]
+            record.overruns += 1
+            if statistics:  # cancelled at its deadline: it ran that long
+                record.samples.append(deadlines[i])
             raise TimeoutError(
                 f"hookbus: handler {handlers[i].name} of hook {hook!r} ran past its deadline "
                 f"of {deadlines[i]} s and was cancelled"

@@ -78,6 +78,16 @@ async def test_a_deadline_timeout_goes_through_the_error_policy(
     assert bus.statistics().errors == 1
 
 
+async def test_calls_cancelled_at_their_deadline_count_as_lasting_it() -> None:
+    # Every call timed out: the percentiles are the deadline, not NaN.
+    bus = Bus(statistics=True, on_error="log")
+    bus.subscribe(EpisodeEnd, sleepy, deadline=0.02)
+    for _ in range(3):
+        await bus.publish(EpisodeEnd())
+    (stats,) = bus.statistics().handlers["on_episode_end"].values()
+    assert (stats.calls, stats.overruns, stats.p50, stats.p99) == (3, 3, 0.02, 0.02)
+
+
 async def test_a_bus_wide_deadline_applies_to_every_handler() -> None:
     bus = Bus(deadline=0.05, on_error="collect")
     bus.subscribe(EpisodeEnd, sleepy)
