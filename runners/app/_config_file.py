@@ -21,7 +21,14 @@ import msgspec
 
 from ._args import UsageError
 
-__all__ = ("MAX_ALIASES", "MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "read_config_file")
+__all__ = (
+    "MAX_ALIASES",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_VALUES",
+    "check_size",
+    "read_config_file",
+)
 
 MAX_BYTES = 1 << 20
 MAX_ALIASES = 100
@@ -52,7 +59,7 @@ def read_config_file(path: str) -> dict[str, Any]:
         raise UsageError(f"--config {path!r} nests deeper than {MAX_DEPTH} levels") from None
     if not isinstance(table, dict):
         raise UsageError(f"--config {path!r} must hold a table of sections, got {table!r:.80}")
-    _check_size(table, path)
+    check_size(table, f"--config {path!r}")
     return table
 
 
@@ -113,17 +120,20 @@ def _check_yaml_events(text: str, path: str) -> None:
         raise UsageError(f"--config {path!r} is not valid YAML: {_line(exc)}") from exc
 
 
-def _check_size(table: dict[str, Any], path: str) -> None:
-    """Walk the decoded table without recursion: depth and values in all, bounded."""
-    stack: list[tuple[Any, int]] = [(table, 1)]
+def check_size(data: Any, what: str) -> None:
+    """Walk decoded ``data`` without recursion: depth and values in all, bounded.
+
+    ``what`` names its source in the error (``"--config 'run.toml'"``, ``"--set 'lr'"``).
+    """
+    stack: list[tuple[Any, int]] = [(data, 1)]
     values = 0
     while stack:
         node, depth = stack.pop()
         values += 1
         if values > MAX_VALUES:
-            raise UsageError(f"--config {path!r} holds more than {MAX_VALUES} values")
+            raise UsageError(f"{what} holds more than {MAX_VALUES} values")
         if depth > MAX_DEPTH:
-            raise UsageError(f"--config {path!r} nests deeper than {MAX_DEPTH} levels")
+            raise UsageError(f"{what} nests deeper than {MAX_DEPTH} levels")
         children = node.values() if isinstance(node, dict) else node
         if isinstance(node, dict | list):
             stack.extend((child, depth + 1) for child in children)

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ._args import UsageError
-from ._config_file import read_config_file
+from ._config_file import MAX_BYTES, MAX_DEPTH, check_size, read_config_file
 from ._output import flatten
 
 __all__ = (
@@ -25,6 +25,7 @@ __all__ = (
     "config_class",
     "parse_override",
     "read_config_file",
+    "shown",
 )
 
 ALGORITHMS = ("PPO", "DQN")
@@ -48,15 +49,31 @@ def config_class(name: str) -> Any:
 
 
 def parse_override(text: str, option: str) -> tuple[str, Any]:
-    """Split ``KEY=VALUE``; the value is JSON when it parses as JSON, else a string."""
+    """Split ``KEY=VALUE``; the value is JSON when it parses as JSON, else a string.
+
+    Bounded as config files are (``MAX_BYTES``, ``MAX_DEPTH``, ``MAX_VALUES``).
+    """
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise UsageError(f"{option} expects KEY=VALUE, got {text!r}")
+        raise UsageError(f"{option} expects KEY=VALUE, got {shown(text)}")
+    what = f"{option} {shown(key.strip())}"
+    if len(raw) > MAX_BYTES:
+        raise UsageError(f"{what}: the value is longer than {MAX_BYTES} characters (1 MiB)")
     try:
         value = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         value = raw  # a bare word: --set backend=process
+    except RecursionError:
+        raise UsageError(f"{what} nests deeper than {MAX_DEPTH} levels") from None
+    check_size(value, what)
     return key.strip(), value
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """Return ``repr(text)``, cut to about ``limit`` characters with the length said."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
 class StopConditions:
@@ -67,7 +84,9 @@ class StopConditions:
         for text in specs:
             key, value = parse_override(text, "--stop")
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise UsageError(f"--stop {text!r}: the value must be a number, got {value!r}")
+                raise UsageError(
+                    f"--stop {shown(text)}: the value must be a number, got {shown(repr(value))}"
+                )
             self.targets[STOP_ALIASES.get(key, key)] = float(value)
         if iterations is not None or not self.targets:
             self.targets.setdefault("training_iteration", float(iterations or 20))

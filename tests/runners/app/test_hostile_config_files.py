@@ -87,3 +87,31 @@ def test_a_value_no_run_can_use_is_one_line(
     code, err = run(capsys, "train", "--env", "CartPole-v1", "--set", setting)
     assert code == 2
     assert message in err
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("lr=" + "[" * 50_000 + "]" * 50_000, "--set 'lr' nests deeper than 32 levels"),
+        ("lr=" + "[" * 40 + "]" * 40, "--set 'lr' nests deeper than 32 levels"),
+        ("lr=[" + "0," * 100_000 + "0]", "--set 'lr' holds more than 100000 values"),
+        ("lr=" + "x" * (1 << 20) + "x", "--set 'lr': the value is longer than 1048576 characters"),
+    ],
+)
+def test_a_set_value_is_bounded_as_a_config_file_is(
+    capsys: pytest.CaptureFixture[str], setting: str, message: str
+) -> None:
+    code, err = run(capsys, "train", "--env", "CartPole-v1", "--set", setting)
+    assert code == 2
+    assert message in err
+
+
+@pytest.mark.parametrize("option", ["--set", "--stop"])
+def test_a_long_bad_value_is_not_echoed_whole(
+    capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    value = '"' + "x" * 100_000 + '"'
+    code, err = run(capsys, "train", "--env", "CartPole-v1", option, f"lr={value}")
+    assert code == 2
+    assert "(100,005 characters)" in err or "(100,002 characters)" in err, err[:500]
+    assert len(err) < 1000
