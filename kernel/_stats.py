@@ -203,8 +203,9 @@ class Timings:
         def timeout(i: int) -> None:
             record = records[i]
             record.overruns += 1
-            if statistics:  # cancelled at its deadline: it ran that long
-                record.samples.append(deadlines[i])
+            deadline = deadlines[i]
+            if statistics and deadline is not None:  # cancelled at its deadline: it ran that long
+                record.samples.append(deadline)
             raise TimeoutError(
                 f"hookbus: handler {handlers[i].name} of hook {hook!r} ran past its deadline "
                 f"of {deadlines[i]} s and was cancelled"
