@@ -15,7 +15,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hookbus.kernel import Bus, ConfigError
 
-from ._remote import RemoteEnvRunner
+from ._remote import RemoteEnvRunner, import_path
 from ._wire import (
     Init,
     RemoteError,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..config import AlgorithmConfig
     from ._base import EnvRunnerHandle
 
-__all__ = ("ProcessEnvRunner",)
+__all__ = ("ProcessEnvRunner", "worker_command")
 
 _STOP_TIMEOUT_S = 10.0
 
@@ -78,8 +78,7 @@ class ProcessEnvRunner(RemoteEnvRunner):
         payload = _pickled_config(self.config, self.module)
         self._restarted()
         self._process = await anyio.open_process(
-            # Our pid: the worker exits as soon as its parent is another (we died).
-            [sys.executable, "-m", "hookbus.runners.backends._worker", str(os.getpid())],
+            worker_command(payload["sys_path"]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,
@@ -149,6 +148,46 @@ class ProcessEnvRunner(RemoteEnvRunner):
         await process.stdin.send(frame(message))
 
 
+# A worker's first statement replaces its import path with the Algorithm's (argv[2:]) before
+# anything is imported but the builtin ``sys``; only then do hookbus and its dependencies load.
+_START = (
+    "import sys; sys.path[:] = sys.argv[2:]; del sys.argv[2:]; "
+    "from hookbus.runners.backends._worker import main; main()"
+)
+
+
+def worker_command(path: list[str]) -> list[str]:
+    """Return the command line of a worker process whose import path is ``path``, no more.
+
+    ``path`` is the Algorithm's ``sys.path`` (SPEC.md: a worker imports what the driver's
+    path reaches, never the working folder). ``python -m`` would put the working folder
+    first and import hookbus, msgspec and the rest from there before any message came, so
+    the worker starts with ``-c`` and its first statement sets the path (``_START``); ``-P``
+    keeps ``-c``'s empty entry (the working folder) out while the interpreter starts. An
+    empty entry in ``path`` is the Algorithm's own (it was started with ``-c``) and stays:
+    the worker starts in the same folder, so it reaches what the Algorithm reaches.
+
+    Not ``-I`` or ``-E``: they would drop the ``PYTHON*`` variables (``PYTHONHASHSEED``,
+    ``PYTHONWARNINGS``, ``PYTHONFAULTHANDLER``...) that hold for the worker as for the
+    Algorithm; ``PYTHONPATH`` no longer decides imports, since the path is replaced. The
+    Algorithm's own ``-I``, ``-E``, ``-s`` and ``-S`` are passed on, so the same site hooks
+    (``.pth`` files, ``sitecustomize``) run at start. The last argument before the path is
+    our pid: the worker exits as soon as its parent is another (we died).
+    """
+    flags = sys.flags
+    inherited = [
+        flag
+        for flag, on in (
+            ("-I", flags.isolated),
+            ("-E", flags.ignore_environment),
+            ("-s", flags.no_user_site),
+            ("-S", flags.no_site),
+        )
+        if on
+    ]
+    return [sys.executable, *inherited, "-P", "-c", _START, str(os.getpid()), *path]
+
+
 async def _end(process: Process) -> None:
     """Kill ``process`` unless it exited, and release its pipes (shielded from cancellation)."""
     with anyio.CancelScope(shield=True):
@@ -193,7 +232,7 @@ def _pickled_config(config: AlgorithmConfig[Any], module: Any) -> dict[str, Any]
         "config": data,
         "module": module_data,
         "main_path": main_path,
-        "sys_path": list(sys.path),
+        "sys_path": import_path(),
     }
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ from hookbus.kernel import Bus, ConfigError, ServiceRegistry
 
 from ._injection import FAULT_PLAN_ENV, inject, read_plan
 from ._ray_services import RayServices, lookup
-from ._remote import RemoteEnvRunner
+from ._remote import RemoteEnvRunner, import_path
 from ._wire import (
     Init,
     RemoteError,
@@ -249,7 +248,7 @@ class RayEnvRunner(RemoteEnvRunner):
             config=config,
             module=module,
             main_path=None,  # cloudpickle carries the main script's objects by value
-            sys_path=list(sys.path),
+            sys_path=import_path(),
             seqs=self._seqs,
         )
         await self._request(init)

@@ -10,7 +10,9 @@ raises a remote exception as itself, noting where it was raised.
 
 from __future__ import annotations
 
+import os
 import pickle
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -44,11 +46,20 @@ from ._wire import (
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
-__all__ = ("RemoteEnvRunner",)
+__all__ = ("RemoteEnvRunner", "import_path")
 
 R = TypeVar("R", bound=Reply)
 
 _HOOKS_WITH_ENV_INDEX = frozenset(h for h, args in LIVE_ARGS.items() if "env_index" in args)
+
+
+def import_path() -> list[str]:
+    """Return the entries of ``sys.path`` that imports here use, for a runner elsewhere.
+
+    Python's path finder skips entries that are neither ``str`` nor ``bytes`` (a
+    ``pathlib.Path`` appended by mistake): sent as text, they would reach more there.
+    """
+    return [os.fsdecode(p) for p in sys.path if isinstance(p, (str, bytes))]
 
 
 class RemoteEnvRunner:

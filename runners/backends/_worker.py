@@ -1,4 +1,4 @@
-"""A worker process running one EnvRunner: ``python -m hookbus.runners.backends._worker``.
+"""A worker process running one EnvRunner, started by ``_process.worker_command``.
 
 It reads requests from stdin and answers on the original stdout, one frame each (see
 ``_wire``). User code printing in callbacks writes to stderr instead, so it can never
