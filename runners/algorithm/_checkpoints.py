@@ -116,12 +116,20 @@ class Checkpoints:
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None = None
+        cls,
+        path: str | os.PathLike[str],
+        config: AlgorithmConfig[Any] | None = None,
+        *,
+        env: Any = None,
     ) -> Self:
         """Build an Algorithm from a checkpoint and restore it: ready to train or act.
 
         The checkpoint keeps the config's data settings, never code; if the config held
         code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
-        A checkpoint that cannot be restored is a ConfigError; what was built is stopped.
+        ``env`` sets the env alone (of the checkpoint's config, or of ``config``). A
+        checkpoint is data and its stored env is resolved only if that imports nothing (a
+        name given to ``register_env``, a gymnasium id); a ``module:Name`` or
+        ``file.py:Name`` is refused unless ``env`` or ``config`` is given. A checkpoint
+        that cannot be restored is a ConfigError; what was built is stopped.
         """
-        return build_restored(cls, path, config)
+        return build_restored(cls, path, config, env)

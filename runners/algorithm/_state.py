@@ -71,16 +71,23 @@ R = TypeVar("R", bound=Restorable)
 
 
 def build_restored(
-    cls: type[R], path: str | os.PathLike[str], config: AlgorithmConfig[Any] | None
+    cls: type[R],
+    path: str | os.PathLike[str],
+    config: AlgorithmConfig[Any] | None,
+    env: Any = None,
 ) -> R:
     """Build a ``cls`` from ``config`` (by default the checkpoint's own) and restore ``path``.
 
-    ConfigError if the checkpoint holds another algorithm than ``config`` builds, or if
-    building or restoring fails; what was built is then stopped.
+    ``env``, if given, replaces the config's env (the checkpoint's or ``config``'s, which
+    is left as it was). ConfigError if the checkpoint holds another algorithm than the
+    config builds, if its own config names code the caller did not give (``env=``,
+    ``config=``), or if building or restoring fails; what was built is then stopped.
     """
     state = read_checkpoint(path)
     if config is None:
-        config = config_from_record(state["config"], path)
+        config = config_from_record(state["config"], path, env=env)
+    elif env is not None:
+        config = config.copy(copy_frozen=False).environment(env)
     name = state["algorithm"]
     algo_class = config.algo_class
     if getattr(algo_class, "__name__", None) != name or not (

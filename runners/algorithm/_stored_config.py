@@ -2,13 +2,22 @@
 
 ``config_record`` writes it (the config's class, its data settings by section, the names of
 the settings that held code); ``read_stored_config`` (``hookbus train --restore``) and
-``config_from_record`` (``Algorithm.from_checkpoint``) read it back, checking each value as
-its setting declares (bounds included) before anything is built from it.
+``config_from_record`` (``Algorithm.from_checkpoint``, ``hookbus evaluate``) read it back,
+checking each value as its setting declares (bounds included) before anything is built from
+it.
+
+A checkpoint is data: loading one never imports a module it names. A string env setting is
+data too, and ``module:Name`` or ``path/to/file.py:Name`` would import code when resolved;
+read from a checkpoint, such a value is held back (``hold_back_code``) and refused
+(``refuse_held_back``) unless the caller sets that setting themselves (``env=``,
+``config=``, ``--env``). A name given to ``register_env`` and an id gymnasium already has
+resolve without importing anything and load as they are.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -17,15 +26,25 @@ from hookbus.kernel import ConfigError
 
 from ..config import AlgorithmConfig
 from ..envs import RegisteredEnv
+from ..envs._env import env_names_code
 from ._checkpoint import read_checkpoint
 
 __all__ = (
+    "FROM_CHECKPOINT",
     "StoredConfig",
     "config_from_record",
     "config_record",
+    "hold_back_code",
     "read_stored_config",
+    "refuse_held_back",
     "stored_config",
 )
+
+FROM_CHECKPOINT: Mapping[str, str] = {
+    "env": "pass env= (or config=) to from_checkpoint() to load it",
+    "evaluation_config": "pass config= to from_checkpoint() to load it",
+}
+"""How a caller of ``Algorithm.from_checkpoint`` gives each setting ``hold_back_code`` holds."""
 
 
 class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -94,13 +113,24 @@ def _is_data(value: object) -> bool:
     return False
 
 
-def config_from_record(record: object, path: str | os.PathLike[str]) -> AlgorithmConfig[Any]:
-    """Rebuild the config a checkpoint describes (``_checkpoint.config_record``)."""
+def config_from_record(
+    record: object,
+    path: str | os.PathLike[str],
+    *,
+    env: Any = None,
+    how: Mapping[str, str] = FROM_CHECKPOINT,
+) -> AlgorithmConfig[Any]:
+    """Rebuild the config a checkpoint describes (``config_record``), ``env`` set if given.
+
+    A stored setting whose value names code is refused unless the caller gives it:
+    ConfigError naming the value and, from ``how``, the way to give it.
+    """
     stored = stored_config(record, path)
-    if stored.code:
+    code = [name for name in stored.code if not (name == "env" and env is not None)]
+    if code:
         raise ConfigError(
             f"checkpoint {str(path)!r} was saved from a config with code in "
-            f"{', '.join(map(str, stored.code))}, which checkpoints never hold; pass it: "
+            f"{', '.join(map(str, code))}, which checkpoints never hold; pass it: "
             f"Algorithm.from_checkpoint(path, config=...)"
         )
     config: AlgorithmConfig[Any] = _config_class(stored, path)()
@@ -109,11 +139,57 @@ def config_from_record(record: object, path: str | os.PathLike[str]) -> Algorith
     # a million runners or a huge network is refused here).
     where = f"checkpoint {str(path)!r} holds a bad config"
     config.update_from_dict(stored.settings, where=where)
+    held = hold_back_code(config)  # before validate(), which would import what they name
+    if env is not None:
+        config.environment(env)
+    refuse_held_back(config, held, path, how)
     try:
         config.validate()
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return config
+
+
+def hold_back_code(config: AlgorithmConfig[Any]) -> dict[str, Any]:
+    """Unset the settings of ``config`` (just set from a checkpoint) whose values name code.
+
+    Those are the env (a string that ``env_names_code``: ``module:Name``,
+    ``file.py:Name``, gymnasium's ``module:Id``) and an ``evaluation_config`` whose env
+    override is one. Nothing is imported or checked here. Returns the held values by
+    setting name, for ``refuse_held_back`` once the caller's own settings are in.
+    """
+    held: dict[str, Any] = {}
+    if env_names_code(config.env):
+        held["env"] = config.env
+        config.environment(env=None)
+    overrides = config.evaluation_config
+    if isinstance(overrides, dict) and env_names_code(overrides.get("env")):
+        held["evaluation_config"] = overrides
+        config.evaluation(evaluation_config=None)
+    return held
+
+
+def refuse_held_back(
+    config: AlgorithmConfig[Any],
+    held: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    how: Mapping[str, str],
+) -> None:
+    """Raise ConfigError for a held-back setting that the caller did not set again.
+
+    The message names the stored value and says how to give the setting (``how[name]``).
+    """
+    for name, value in held.items():
+        if getattr(config, name) is not None:
+            continue  # the caller gave it: theirs is used, the checkpoint's never resolved
+        if name == "env":
+            what = f"env {value!r}, which names code to import"
+        else:
+            what = f"{name} {value!r}, whose env {value['env']!r} names code to import"
+        raise ConfigError(
+            f"checkpoint {str(path)!r} stores {what}; a checkpoint is data, and an env it "
+            f"names must be given to register_env() or be a gymnasium id: {how[name]}"
+        )
 
 
 def _check_values(stored: StoredConfig, path: str | os.PathLike[str]) -> None:

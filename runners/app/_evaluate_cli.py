@@ -1,9 +1,11 @@
 """``hookbus evaluate``: run a checkpoint's policy for some episodes; print returns; a GIF.
 
 As RLlib's ``rllib evaluate`` did: the trained policy acts greedily (``explore=False``) in a
-fresh env made from the checkpoint's config. ``--render`` writes the first episode as an
-animated GIF when the env renders ``rgb_array`` frames (``pip install "hookbus[render]"``:
-Pillow, and pygame for gymnasium's classic-control envs).
+fresh env made from the checkpoint's config, or from ``--env``. A checkpoint is data: an env
+it stores as ``module:Class`` or ``file.py:Class`` is refused, never imported, and ``--env``
+names it instead. ``--render`` writes the first episode as an animated GIF when the env
+renders ``rgb_array`` frames (``pip install "hookbus[render]"``: Pillow, and pygame for
+gymnasium's classic-control envs).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import gymnasium as gym
 from hookbus.kernel import ConfigError
 
 from ..algorithm import Algorithm
+from ..algorithm._checkpoint import read_checkpoint
+from ..algorithm._stored_config import config_from_record
 from ..config import AlgorithmConfig
 from ..envs import EnvContext, env_maker, resolve_env
 
@@ -36,6 +40,11 @@ def add_evaluate_command(commands: Any) -> None:
         ),
     )
     evaluate.add_argument("checkpoint", help="a checkpoint directory (checkpoint_000010)")
+    evaluate.add_argument(
+        "--env",
+        help="the env to act in instead of the checkpoint's: a gymnasium id, module:EnvClass "
+        "or file.py:EnvClass (needed when the checkpoint's env names code)",
+    )
     evaluate.add_argument("--episodes", type=int, default=10, metavar="N", help="default 10")
     evaluate.add_argument("--explore", action="store_true", help="act with exploration")
     evaluate.add_argument("--seed", type=int, default=None, help="seed of the env's resets")
@@ -51,10 +60,20 @@ def add_evaluate_command(commands: Any) -> None:
     evaluate.set_defaults(run=_evaluate)
 
 
+# How to give a setting that a checkpoint stores as code to import (it is refused as data).
+_HOW = {
+    "env": "pass --env (e.g. --env path/to/file.py:MyEnv) to load it",
+    "evaluation_config": "load it in Python, from_checkpoint(path, config=...)",
+}
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise ConfigError(f"--episodes must be an int >= 1, got {args.episodes}")
-    algo = Algorithm.from_checkpoint(args.checkpoint)
+    config = config_from_record(
+        read_checkpoint(args.checkpoint)["config"], args.checkpoint, env=args.env, how=_HOW
+    )
+    algo = Algorithm.from_checkpoint(args.checkpoint, config=config)
     try:
         if getattr(algo.env_runner, "is_multi_agent", False):
             raise ConfigError(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hookbus.kernel import Recorder
 
 from ..algorithm import Algorithm, read_stored_config
+from ..algorithm._stored_config import hold_back_code, refuse_held_back
 from ..backends import BACKENDS
 from ._args import UsageError, load_object, positive_int
 from ._experiment import (
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
 __all__ = ("add_train_command",)
 
 RECORDING_FORMATS = {".msgpack": "msgpack", ".jsonl": "jsonl"}
+# How to give a setting that a --restore checkpoint stores as code to import (refused there).
+_RESTORE_HOW = {
+    "env": "pass --env (e.g. --env path/to/file.py:MyEnv) to restore it",
+    "evaluation_config": "pass --set evaluation_config='{...}' (or --config FILE) to restore it",
+}
 
 
 def add_train_command(commands: Commands) -> None:
@@ -205,8 +211,10 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     if stored_algo is not None and algo != stored_algo.upper():
         raise UsageError(f"--restore {args.restore!r} holds a {stored_algo} algorithm, not {algo}")
     config = config_class(algo)()
+    held: dict[str, Any] = {}  # the checkpoint's settings naming code: the caller must give them
     if stored is not None:
         config.update_from_dict(stored.settings, where=f"--restore {args.restore}")
+        held = hold_back_code(config)
     config.update_from_dict(data, where=args.config or "")
     for text in args.set:
         key, value = parse_override(text, "--set")
@@ -221,6 +229,7 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     config.update_from_dict({k: v for k, v in options.items() if v is not None})
     if args.env:
         config.environment(args.env)
+    refuse_held_back(config, held, args.restore, _RESTORE_HOW)
     if config.env is None:
         raise UsageError("no env: give --env (e.g. CartPole-v1) or env in --config")
     callbacks = [load_object(spec) for spec in args.callbacks]

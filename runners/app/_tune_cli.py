@@ -4,8 +4,14 @@ The sweep file (TOML, YAML or JSON) holds ``algo``, ``config`` (sections of sett
 ``--config`` file, where any value may be a search space: a table with one key of
 ``grid_search``, ``choice``, ``uniform``, ``loguniform``, ``randint``), ``stop``,
 ``num_samples``, ``metric`` and ``mode``, and ``scheduler`` (``{type = "asha", ...}`` with
-ASHA's own keywords, or ``"fifo"``). Everything is checked before Ray starts: each value a
-search space can take is checked as the setting's own check does, so a bad file is one line.
+ASHA's own keywords, or ``"fifo"``). Ray Tune's presence is checked first; then everything
+is checked before Ray starts: each value a search space can take is checked as the setting's
+own check does, so a bad file is one line.
+
+A sweep file names code by design, as a ``--config`` file or a script does (an env as
+``module:Class`` or ``file.py:Class``), but checking it imports none of that code: the
+module or file is only looked for (``without_env_imports``). The trials import it when the
+sweep runs.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from hookbus.kernel import HookbusError
 
 from ..algorithm import require_tune
+from ..envs._env import without_env_imports
 from ._args import UsageError
 from ._experiment import config_class, read_config_file
 
@@ -43,8 +50,8 @@ def add_tune_command(commands: Any) -> None:
 
 
 def _tune(args: argparse.Namespace) -> int:
+    tune = require_tune()  # first: without Ray, the file's contents do not matter
     sweep = read_sweep(args.sweep)
-    tune = require_tune()
     results = tune.Tuner(
         config_class(sweep["algo"]).algo_class,
         param_space=_param_space(tune, sweep["config"]),
@@ -68,7 +75,11 @@ def _tune(args: argparse.Namespace) -> int:
 
 
 def read_sweep(path: str) -> dict[str, Any]:
-    """Read and check sweep file ``path``; UsageError (one line) naming what is wrong."""
+    """Read and check sweep file ``path``; UsageError (one line) naming what is wrong.
+
+    Nothing the file names is imported: an env's module or file must exist, and the trials
+    import it when the sweep runs.
+    """
     table = read_config_file(path)
     unknown = [key for key in table if key not in _KEYS]
     if unknown:
@@ -101,7 +112,8 @@ def _check(path: str, sweep: dict[str, Any]) -> None:
     spaced = _spaced(sweep["config"], where)
     for values in _candidates(sweep["config"], spaced):
         try:  # each value a search space can take, checked as the setting's check does
-            config_class(sweep["algo"])().update_from_dict(values, where=where).validate()
+            with without_env_imports():
+                config_class(sweep["algo"])().update_from_dict(values, where=where).validate()
         except HookbusError as exc:
             raise UsageError(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from exc
 

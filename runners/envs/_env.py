@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
+import importlib.machinery
+import importlib.util
 import inspect
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,9 +29,11 @@ __all__ = (
     "check_env",
     "env_maker",
     "env_name",
+    "env_names_code",
     "is_env_failure",
     "mark_env_failure",
     "resolve_env",
+    "without_env_imports",
 )
 
 logger = logging.getLogger("hookbus")
@@ -36,6 +42,12 @@ logger = logging.getLogger("hookbus")
 # as the runner's failure, where a handler's exception propagates. An instance attribute, so
 # it pickles with the exception (to the Algorithm's process).
 _ENV_FAILURE = "_hookbus_env_failure"
+
+# False inside ``without_env_imports()``: checks then look for the code an env names
+# without importing it.
+_IMPORT_ENVS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "hookbus_import_envs", default=True
+)
 
 
 class TaskSettableEnv(gym.Env[Any, Any]):
@@ -63,8 +75,43 @@ def env_name(env: EnvSpec) -> str:
 
 
 def check_env(env: object) -> None:
-    """Raise ConfigError unless ``env`` names or is an env (see ``resolve_env``)."""
+    """Raise ConfigError unless ``env`` names or is an env (see ``resolve_env``).
+
+    Inside ``without_env_imports()`` a string naming code is only looked for: the module
+    must be findable, the file must exist, and neither is imported.
+    """
+    if isinstance(env, str) and not _IMPORT_ENVS.get():
+        _find_env(env)
+        return
     resolve_env(env)
+
+
+@contextlib.contextmanager
+def without_env_imports() -> Iterator[None]:
+    """Within this block, ``check_env`` (and so ``validate()``) imports nothing an env names.
+
+    For checks made before the code is meant to run (``hookbus tune`` checking a sweep file
+    before Ray starts its trials): each ``module:Name`` or ``file.py:Name`` is looked for
+    on ``sys.path`` or on disk, and the name in it is left for the run to find.
+    """
+    token = _IMPORT_ENVS.set(False)
+    try:
+        yield
+    finally:
+        _IMPORT_ENVS.reset(token)
+
+
+def env_names_code(env: object) -> bool:
+    """Tell whether resolving ``env`` may import a module: a string with a ``:`` in it
+    (``module:Name``, ``path/to/file.py:Name``, gymnasium's ``module:Id``) that is not a
+    name given to ``register_env``.
+
+    Any other string resolves without importing anything: to a registered creator, to an
+    id gymnasium already has (made from the entry point its registration gave), or to a
+    ConfigError. Settings read from data (a checkpoint) may only hold strings for which
+    this is False. Non-strings are never imported from: False.
+    """
+    return isinstance(env, str) and ":" in env and lookup_registered_env(env) is None
 
 
 def resolve_env(env: Any) -> EnvSpec:
@@ -78,6 +125,10 @@ def resolve_env(env: Any) -> EnvSpec:
     ``"path/to/file.py:Attr"`` (or ``:id`` that the file registers). Each process resolves
     the string again, so a worker imports the same module or file (relative to the current
     directory). Anything else is a ConfigError naming it.
+
+    The last three forms import code: they are for settings the user gives (a script, a
+    ``--config`` file, ``--env``). A setting read from data is checked with
+    ``env_names_code`` first (a checkpoint's env, ``Algorithm.from_checkpoint``).
     """
     if not isinstance(env, str):
         if not callable(env):
@@ -91,15 +142,7 @@ def resolve_env(env: Any) -> EnvSpec:
         return registered
     if env in gym.registry:
         return env
-    source, colon, name = env.rpartition(":")
-    if not colon or not source or not name:
-        close = [known for known in gym.registry if known.lower().startswith(env.lower()[:4])]
-        hint = f"; similar ids: {', '.join(sorted(close)[:5])}" if close else ""
-        raise ConfigError(
-            f"unknown env id {env!r}: not given to register_env() nor registered with "
-            f"gymnasium{hint}; or give "
-            f"'module:EnvId', 'module:EnvClass' or 'path/to/file.py:EnvClass'"
-        )
+    source, name = _code_parts(env)
     module = _import_env_source(env, source)
     if name in gym.registry:  # the module registered it on import
         return name
@@ -110,6 +153,56 @@ def resolve_env(env: Any) -> EnvSpec:
             f"Env class or creator of that name"
         )
     return cast(EnvSpec, found)
+
+
+def _code_parts(env: str) -> tuple[str, str]:
+    """Split ``"source:name"``; ConfigError for a string that is no env id of any form."""
+    source, colon, name = env.rpartition(":")
+    if not colon or not source or not name:
+        close = [known for known in gym.registry if known.lower().startswith(env.lower()[:4])]
+        hint = f"; similar ids: {', '.join(sorted(close)[:5])}" if close else ""
+        raise ConfigError(
+            f"unknown env id {env!r}: not given to register_env() nor registered with "
+            f"gymnasium{hint}; or give "
+            f"'module:EnvId', 'module:EnvClass' or 'path/to/file.py:EnvClass'"
+        )
+    return source, name
+
+
+def _find_env(env: str) -> None:
+    """Raise ConfigError unless what string ``env`` names can be found, importing nothing."""
+    if lookup_registered_env(env) is not None or env in gym.registry:
+        return
+    source, _ = _code_parts(env)
+    if source.endswith(".py"):
+        if not Path(source).is_file():
+            raise ConfigError(f"env {env!r}: no such file {source!r}")
+    elif not _module_exists(source):
+        raise ConfigError(f"env {env!r}: no module {source!r} on sys.path to import")
+
+
+def _module_exists(name: str) -> bool:
+    """Tell whether module ``name`` can be found, without importing it or its packages.
+
+    ``importlib.util.find_spec("a.b")`` would import ``a`` (running its ``__init__``): a
+    package not imported yet is searched through its spec's locations instead.
+    """
+    parts = name.split(".")
+    spec = None
+    try:
+        for i in range(len(parts)):
+            prefix = ".".join(parts[: i + 1])
+            if i == 0 or ".".join(parts[:i]) in sys.modules:
+                spec = importlib.util.find_spec(prefix)
+            elif spec is None or spec.submodule_search_locations is None:
+                return False
+            else:
+                spec = importlib.machinery.PathFinder.find_spec(
+                    prefix, list(spec.submodule_search_locations)
+                )
+    except (ImportError, ValueError):  # a malformed name ("a..b", ".a")
+        return False
+    return spec is not None
 
 
 def _import_env_source(env: str, source: str) -> Any:
