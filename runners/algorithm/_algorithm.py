@@ -130,10 +130,12 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
             resolved.freeze()
         return resolved
 
-    def _init_algorithm(self, config: AlgorithmConfig[Any], bus: Bus | None) -> None:
+    def _init_algorithm(
+        self, config: AlgorithmConfig[Any], bus: Bus | None, *, own_logdir: bool = False
+    ) -> None:
         self.config = config
         self._owns_bus = bus is None
-        self.bus = make_bus(config, bus)
+        self.bus = make_bus(config, bus, own_logdir=own_logdir)
         """The bus this Algorithm publishes to (shared with its inline runners)."""
         self.metrics = MetricsLogger()
         """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""

@@ -67,14 +67,17 @@ class TuneTrainable(_Root):
         ``config`` is ``AlgorithmConfig.to_dict()``'s form or a flat dict of settings,
         search spaces resolved; each value is checked now, as ``validate()`` checks it.
         With a run directory configured (``reporting(logdir=...)``), hookbus's writers
-        write into ``<trial dir>/hookbus`` instead, one per trial.
+        write into ``<trial dir>/hookbus`` instead, one per trial (a trial restarted from
+        scratch starts its files afresh there).
         """
         algorithm = _host(self)
         self._tune_params = config
         built = algorithm.config_for(config)
         if built.logdir is not None:
             built.reporting(logdir=str(self._trial_dir() / "hookbus"))
-        algorithm._init_algorithm(built, None)
+        # The trial's folder is the trial's alone: a trial Tune restarts from scratch finds
+        # its own earlier attempt there, not another run.
+        algorithm._init_algorithm(built, None, own_logdir=True)
 
     def _trial_dir(self) -> Path:
         """The trial's directory: in Tune's storage if local, else its working directory

@@ -55,8 +55,8 @@ def parse_override(text: str, option: str) -> tuple[str, Any]:
     """
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise UsageError(f"{option} expects KEY=VALUE, got {shown(text)}")
-    what = f"{option} {shown(key.strip())}"
+        raise UsageError(f"{option} expects KEY=VALUE, got {shown(text)!r}")
+    what = f"{option} {shown(key.strip())!r}"
     if len(raw) > MAX_BYTES:
         raise UsageError(f"{what}: the value is longer than {MAX_BYTES} characters (1 MiB)")
     try:
@@ -70,10 +70,10 @@ def parse_override(text: str, option: str) -> tuple[str, Any]:
 
 
 def shown(text: str, limit: int = 80) -> str:
-    """Return ``repr(text)``, cut to about ``limit`` characters with the length said."""
+    """Return ``text`` cut to ``limit`` characters, with its length said if it was longer."""
     if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}... ({len(text):,} characters)"
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
 
 
 class StopConditions:
@@ -85,7 +85,7 @@ class StopConditions:
             key, value = parse_override(text, "--stop")
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise UsageError(
-                    f"--stop {shown(text)}: the value must be a number, got {shown(repr(value))}"
+                    f"--stop {shown(text)!r}: the value must be a number, got {shown(repr(value))}"
                 )
             self.targets[STOP_ALIASES.get(key, key)] = float(value)
         if iterations is not None or not self.targets:

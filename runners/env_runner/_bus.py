@@ -16,13 +16,18 @@ __all__ = ("make_bus",)
 
 
 def make_bus(
-    config: AlgorithmConfig[Any], bus: Bus | None = None, *, observers: bool = True
+    config: AlgorithmConfig[Any],
+    bus: Bus | None = None,
+    *,
+    observers: bool = True,
+    own_logdir: bool = False,
 ) -> Bus:
     """Return a bus with ``config``'s callbacks and the built-in runner metrics.
 
     A new bus, or ``bus`` (a shared one) with them added. ``observers=False`` leaves the
     observer classes out: a worker process's bus, whose events observers see on the
-    Algorithm's bus.
+    Algorithm's bus. ``own_logdir``: the config's run directory is this run's alone (a Tune
+    trial's), so its writers do not refuse an earlier attempt's files there.
     """
     classes = config.callbacks_class
     if not observers:
@@ -41,5 +46,8 @@ def make_bus(
     if not any(isinstance(cb, EnvRunnerMetrics) for cb in bus.callbacks):
         bus.add_callbacks(EnvRunnerMetrics())
     if observers and config.logdir is not None:  # after the user's: they see added keys
-        bus.add_callbacks(output_callbacks(config.logdir, tensorboard=config.tensorboard))
+        writers = output_callbacks(
+            config.logdir, tensorboard=config.tensorboard, exclusive=not own_logdir
+        )
+        bus.add_callbacks(writers)
     return bus

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 import numpy as np
@@ -23,11 +24,13 @@ __all__ = (
     "Configured",
     "Draft",
     "RunDirWriter",
+    "RunTraces",
     "atomic_write",
     "encode_line",
     "encode_pretty",
     "flatten",
     "resumed_at",
+    "run_traces",
 )
 
 
@@ -119,6 +122,11 @@ class RunDirWriter(Callback):
     """Base of the writers: an observer of ``on_algorithm_init`` and ``on_train_result``.
 
     The directory is made at construction, so that a bad ``logdir`` fails before training.
+    ``exclusive`` (the default): a folder holding another run's results or checkpoints is
+    refused at the first result, before anything is written, unless this run goes on from
+    that one (restored from its newest checkpoint); the runs would mix otherwise. False:
+    the folder is this run's alone (a Tune trial's), and an earlier attempt's files are
+    started afresh.
     Subclasses set ``_fresh()`` (their state without open files), ``write_result()`` and
     ``close()``. Writers run late in the ``on_train_result`` chain (``WRITER_PRIORITY``) and
     write the result as ``train()`` will return it, the metrics that the handlers before
@@ -129,7 +137,9 @@ class RunDirWriter(Callback):
     priority: ClassVar[int] = WRITER_PRIORITY
     _HOOKS: ClassVar[tuple[str, ...]] = ("on_algorithm_init", "on_train_result")
 
-    def __init__(self, logdir: str | os.PathLike[str]) -> None:
+    on_error: ClassVar[str | None] = "raise"  # a writer that refuses its folder stops the run
+
+    def __init__(self, logdir: str | os.PathLike[str], *, exclusive: bool = True) -> None:
         super().__init__()
         self.logdir = Path(logdir)
         try:
@@ -138,6 +148,9 @@ class RunDirWriter(Callback):
             raise ConfigError(
                 f"cannot make the run directory {os.fspath(logdir)!r}: {exc.strerror}"
             ) from exc
+        # What earlier runs left, seen before this run writes anything: every writer of a
+        # run is made before its first iteration, so none mistakes another's files for a run.
+        self._found: RunTraces | None = run_traces(self.logdir) if exclusive else None
         self._fresh()
 
     def _fresh(self) -> None:
@@ -149,6 +162,9 @@ class RunDirWriter(Callback):
         """Write ``result``, with what handlers logged so far (replays have no draft)."""
         if draft is not None:
             draft.settle()
+        if self._found is not None:
+            found, self._found = self._found, None
+            found.check_continued_by(result)
         self.write_result(result)
 
     def write_result(self, result: dict[str, Any]) -> None:
@@ -165,6 +181,7 @@ class RunDirWriter(Callback):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.logdir = state["logdir"]
+        self._found = None  # a copy in a worker process writes nothing
         self._fresh()
 
     def __repr__(self) -> str:
@@ -182,3 +199,72 @@ def resumed_at(result: dict[str, Any]) -> int | None:
     if isinstance(iteration, int) and iteration > 1:
         return iteration
     return None
+
+
+_CHECKPOINT = re.compile(r"checkpoint_(\d+)")
+_RESULT_FILES = ("result.jsonl", "progress.csv")
+
+
+class RunTraces(NamedTuple):
+    """What a run left in a run directory: its results, its checkpoints' numbers."""
+
+    logdir: Path
+    results: tuple[str, ...]
+    """The result files holding at least one iteration."""
+    checkpoints: tuple[int, ...]
+    """The numbers N of its ``checkpoint_<N>`` folders, ascending."""
+
+    def describe(self) -> str:
+        """Say in a few words what is there."""
+        what = [f"{' and '.join(self.results)}" if self.results else ""]
+        if self.checkpoints:
+            what.append(f"checkpoints up to checkpoint_{self.checkpoints[-1]:06d}")
+        return f"{os.fspath(self.logdir)!r} holds another run ({', '.join(w for w in what if w)})"
+
+    def check_continued_by(self, result: dict[str, Any]) -> None:
+        """Raise ConfigError unless the run whose first result is ``result`` continues this
+        one: restored from a checkpoint (``resumed_at``) with no checkpoint of the earlier
+        run past that point. A fresh run would mix its results and checkpoints with these
+        (``list_checkpoints(logdir)[-1]`` would be the other run's)."""
+        iteration = resumed_at(result)
+        if iteration is None:
+            raise ConfigError(
+                f"{self.describe()}; a new run would mix with it: give a new folder, or go "
+                f"on from its newest checkpoint (hookbus train --resume, or "
+                f"restore_from_path(list_checkpoints(logdir)[-1]) before training)"
+            )
+        past = [n for n in self.checkpoints if n >= iteration]
+        if past:
+            raise ConfigError(
+                f"{self.describe()}: this run goes on from iteration {iteration - 1}, and "
+                f"the checkpoints past it (checkpoint_{past[0]:06d} to "
+                f"checkpoint_{past[-1]:06d}) would stay among its own; restore the newest "
+                f"checkpoint, remove the later ones, or give a new folder"
+            )
+
+
+def run_traces(logdir: Path) -> RunTraces | None:
+    """Return what a run left in ``logdir`` (results, checkpoints), or None if nothing."""
+    results = tuple(name for name in _RESULT_FILES if _has_rows(logdir / name))
+    checkpoints: list[int] = []
+    try:
+        with os.scandir(logdir) as entries:
+            for entry in entries:
+                match = _CHECKPOINT.fullmatch(entry.name)
+                if match and entry.is_dir():
+                    checkpoints.append(int(match[1]))
+    except FileNotFoundError:
+        pass
+    if not results and not checkpoints:
+        return None
+    return RunTraces(logdir, results, tuple(sorted(checkpoints)))
+
+
+def _has_rows(path: Path) -> bool:
+    """Tell whether a result file holds an iteration (a CSV's header line alone does not)."""
+    try:
+        with open(path, "rb") as file:
+            first = file.readline()
+            return bool(file.readline()) if path.suffix == ".csv" else bool(first.strip())
+    except (FileNotFoundError, IsADirectoryError):
+        return False

@@ -62,9 +62,9 @@ class TensorBoardLogger(RunDirWriter):
     results so far). Flushed every iteration; ``tensorboard --logdir DIR`` shows them.
     """
 
-    def __init__(self, logdir: str | os.PathLike[str]) -> None:
+    def __init__(self, logdir: str | os.PathLike[str], *, exclusive: bool = True) -> None:
         _tensorboardx()  # first: a missing extra fails before the directory is made
-        super().__init__(logdir)
+        super().__init__(logdir, exclusive=exclusive)
 
     def _fresh(self) -> None:
         self._writer: Any = None
@@ -100,15 +100,20 @@ class TensorBoardLogger(RunDirWriter):
 
 
 def output_callbacks(
-    logdir: str | os.PathLike[str], *, tensorboard: bool | None = None
+    logdir: str | os.PathLike[str], *, tensorboard: bool | None = None, exclusive: bool = True
 ) -> list[Callback]:
     """Return the writers of a run directory: params.json, result.jsonl, progress.csv, TB.
 
     ``tensorboard``: None adds a ``TensorBoardLogger`` when tensorboardX is installed; True
     requires it (ConfigError naming the extra when it is missing); False leaves it out.
+    ``exclusive`` (see ``RunDirWriter``): False when ``logdir`` is this run's alone (a Tune
+    trial's folder), so that an earlier attempt's files there are started afresh.
     Pass the list to ``config.callbacks(callbacks_class=[..., *output_callbacks(dir)])``.
     """
-    writers: list[Callback] = [JsonLogger(logdir), CsvLogger(logdir)]
+    writers: list[Callback] = [
+        JsonLogger(logdir, exclusive=exclusive),
+        CsvLogger(logdir, exclusive=exclusive),
+    ]
     if tensorboard is None:
         try:
             _tensorboardx()
@@ -116,7 +121,7 @@ def output_callbacks(
             return writers
         tensorboard = True
     if tensorboard:
-        writers.append(TensorBoardLogger(logdir))
+        writers.append(TensorBoardLogger(logdir, exclusive=exclusive))
     return writers
 
 

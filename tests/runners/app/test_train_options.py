@@ -126,10 +126,17 @@ def test_checkpoints_and_restore_continue_from_the_checkpoints_iteration(
     saved = sorted(p.name for p in logdir.glob("checkpoint_*"))
     assert saved == ["checkpoint_000002", "checkpoint_000003"]
     code, out, _ = run(capsys, "train", "--env", "CartPole-v1", *SMALL, "--iterations", "4",
-                       "--restore", str(logdir / "checkpoint_000002"))  # fmt: skip
+                       "--restore", str(logdir / "checkpoint_000002"),
+                       "--logdir", str(tmp_path / "branch"))  # fmt: skip
     assert code == 0
     assert "at iteration 2" in out
     assert iterations(out) == [3, 4]  # --iterations is the last iteration, as Tune's stop
+    # Into the run's own folder, where checkpoint_000003 of the first run stays: refused,
+    # as the two runs would mix there (the checkpoint brings its logdir).
+    code, out, err = run(capsys, "train", "--env", "CartPole-v1", *SMALL, "--iterations", "4",
+                         "--restore", str(logdir / "checkpoint_000002"))  # fmt: skip
+    assert code == 2
+    assert "the checkpoints past it (checkpoint_000003 to checkpoint_000003)" in err
 
 
 def test_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from hookbus.events import TrainResult
-from hookbus.kernel import Bus
+from hookbus.kernel import Bus, ConfigError
 from hookbus.runners import CsvLogger, JsonLogger, PPOConfig, TensorBoardLogger, output_callbacks
 
 
@@ -37,6 +37,10 @@ def _tear(logdir: Path) -> None:
         file.write(b'{"training_iteration": 3, "env_ru')
     with open(logdir / "progress.csv", "a") as file:
         file.write("3,30")
+
+
+def _files(logdir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in logdir.iterdir() if p.is_file()}
 
 
 def _progress_rows(logdir: Path) -> list[dict[str, str]]:
@@ -78,11 +82,51 @@ async def test_a_resumed_run_replaces_only_the_iterations_it_writes_again(tmp_pa
 
 
 @pytest.mark.anyio
-async def test_a_fresh_run_in_the_same_directory_starts_the_files_afresh(tmp_path: Path) -> None:
+async def test_a_fresh_run_in_a_directory_holding_another_is_refused(tmp_path: Path) -> None:
+    # It would mix its results and checkpoints with the other run's: refused at its first
+    # result, before any writer touched a file.
     await _write(tmp_path, [_result(i, value=i) for i in (1, 2, 3)])
-    await _write(tmp_path, [_result(i, value=-i) for i in (1, 2)])
+    (tmp_path / "checkpoint_000003").mkdir()
+    before = _files(tmp_path)
+    with pytest.raises(
+        ConfigError,
+        match=r"holds another run \(result.jsonl and progress.csv, "
+        r"checkpoints up to checkpoint_000003\); a new run would mix with it: "
+        r"give a new folder, or go on from its newest checkpoint",
+    ):
+        await _write(tmp_path, [_result(i, value=-i) for i in (1, 2)])
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.anyio
+async def test_a_run_resumed_before_the_other_runs_last_checkpoint_is_refused(
+    tmp_path: Path,
+) -> None:
+    await _write(tmp_path, [_result(i, value=i) for i in (1, 2, 3, 4)])
+    for n in (2, 4):
+        (tmp_path / f"checkpoint_{n:06d}").mkdir()
+    with pytest.raises(
+        ConfigError,
+        match=r"goes on from iteration 1, and the checkpoints past "
+        r"it \(checkpoint_000002 to checkpoint_000004\) would stay",
+    ):
+        await _write(tmp_path, [_result(2, value=20)])
+    await _write(tmp_path, [_result(5, value=50)])  # from the newest: goes on
+    jsonl, _, _ = _iterations_and_values(tmp_path)
+    assert jsonl == [(1, 1.0), (2, 2.0), (3, 3.0), (4, 4.0), (5, 50.0)]
+
+
+@pytest.mark.anyio
+async def test_a_directory_with_only_settings_or_empty_files_takes_a_fresh_run(
+    tmp_path: Path,
+) -> None:
+    # A run that died before its first iteration left nothing to mix with.
+    (tmp_path / "params.json").write_text("{}")
+    (tmp_path / "result.jsonl").write_text("")
+    (tmp_path / "progress.csv").write_text("training_iteration\n")
+    await _write(tmp_path, [_result(1, value=1)])
     jsonl, progress, _ = _iterations_and_values(tmp_path)
-    assert jsonl == progress == [(1, -1.0), (2, -2.0)]
+    assert jsonl == progress == [(1, 1.0)]
 
 
 @pytest.mark.anyio
