@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import Recorder
 
-from ..algorithm import Algorithm, read_stored_config
+from ..algorithm import Algorithm, list_checkpoints, read_stored_config
 from ..algorithm._stored_config import hold_back_code, refuse_held_back
 from ..backends import BACKENDS
+from ..reporting._files import run_traces
 from ._args import UsageError, load_object, positive_int
 from ._experiment import (
     ALGORITHMS,
@@ -23,6 +24,7 @@ from ._experiment import (
     config_class,
     parse_override,
     read_config_file,
+    shown,
 )
 from ._output import progress, table
 
@@ -83,6 +85,10 @@ def add_train_command(commands: Commands) -> None:
     train.add_argument("--checkpoint-at-end", action="store_true", help="save after the last")
     train.add_argument("--restore", metavar="PATH", help="continue from this checkpoint")
     train.add_argument(
+        "--resume", action="store_true",
+        help="continue the run in --logdir from its newest checkpoint (a new run if it has none)",
+    )  # fmt: skip
+    train.add_argument(
         "--record", metavar="FILE",
         help="record every event to FILE, as msgpack (FILE.msgpack) or JSON lines (FILE.jsonl)",
     )  # fmt: skip
@@ -96,7 +102,16 @@ def add_train_command(commands: Commands) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train as ``args`` say; print progress and a table; return the exit status."""
+    if args.resume:
+        args.restore = _newest_checkpoint(args)
     config, callbacks = _build_config(args)
+    if config.logdir and not args.restore:
+        found = run_traces(Path(config.logdir))
+        if found is not None:  # refused before anything is built (the writers would, later)
+            raise UsageError(
+                f"{found.describe()}; pass --resume to go on from its newest checkpoint, or "
+                f"give a new --logdir"
+            )
     stop = StopConditions(args.stop, args.iterations)
     if (args.checkpoint_freq or args.checkpoint_at_end) and not config.logdir:
         raise UsageError("--checkpoint-freq and --checkpoint-at-end need --logdir (or logdir=)")
@@ -218,7 +233,7 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     config.update_from_dict(data, where=args.config or "")
     for text in args.set:
         key, value = parse_override(text, "--set")
-        config.update_from_dict({key: value}, where=f"--set {text}")
+        config.update_from_dict({key: value}, where=f"--set {shown(text)}")
     options = {
         "num_env_runners": args.num_env_runners,
         "num_envs_per_env_runner": args.num_envs_per_env_runner,
@@ -239,6 +254,23 @@ def _build_config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         raise UsageError("--format applies to --record FILE, which is missing")
     config.callbacks(callbacks, plugins=args.plugin or False)
     return config, callbacks
+
+
+def _newest_checkpoint(args: argparse.Namespace) -> str | None:
+    """Return the checkpoint ``--resume`` goes on from: the newest in ``--logdir``, if any."""
+    if args.restore:
+        raise UsageError("--resume goes on from --logdir's newest checkpoint; drop --restore")
+    if not args.logdir:
+        raise UsageError("--resume needs --logdir, the run directory to go on with")
+    if not Path(args.logdir).is_dir():
+        return None  # nothing to go on from: a new run there
+    saved = list_checkpoints(args.logdir)
+    if saved:
+        return str(saved[-1])
+    found = run_traces(Path(args.logdir))
+    if found is not None:
+        raise UsageError(f"{found.describe()} but no checkpoint to go on from; give a new --logdir")
+    return None
 
 
 def _honour_control(
