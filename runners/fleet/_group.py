@@ -19,7 +19,7 @@ from ..backends._inline import InlineEnvRunner
 from ..env_runner import EnvRunner, SampleRequest, env_runner_class
 from ._async_calls import AsyncCalls
 from ._calls import RunnerCalls
-from ._faults import collect, gather, is_runner_failure, within
+from ._faults import collect, is_runner_failure, within
 from ._health import RunnerHealth
 
 if TYPE_CHECKING:
@@ -204,9 +204,18 @@ class EnvRunnerGroup(RunnerCalls):
         return sum(runner.handler_errors for runner in self.remote_env_runners)
 
     async def setup(self) -> None:
-        """Start the remote runners (in parallel); announce every env (on_environment_created)."""
+        """Start the remote runners (in parallel); announce every env (on_environment_created).
+
+        A remote runner that fails while starting (its worker killed or lost) is a failed
+        runner like one that fails later: taken out of service and restarted as the
+        fault-tolerance settings say, while the others start undisturbed; without restarts
+        (nor ``ignore_env_runner_failures``) its failure is raised. Any other error (the
+        env's constructor, a handler of ``on_environment_created``) is raised once every
+        runner's start has ended.
+        """
         await self._local.setup()
-        await gather([runner.setup for runner in self.remote_env_runners])
+        runners = self.remote_env_runners
+        await self._settle(runners, await collect([runner.setup for runner in runners]))
 
     async def sample(self, num_timesteps: int) -> list[Episode]:
         """Sample at least ``num_timesteps`` env steps, split evenly over the sampling runners.

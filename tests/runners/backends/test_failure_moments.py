@@ -1,8 +1,9 @@
-"""A worker killed at any moment of an iteration: the batch stays full and the counts add up.
+"""A worker killed at any moment of a run: the batch stays full and the counts add up.
 
-Each case kills runner 1's worker (SIGKILL) at one moment, deterministically: the worker
-honours a fault plan (``HOOKBUS_FAULT_PLAN``: die on receiving its nth request of a kind, or
-after serving it, with half the reply sent), or the env kills its process at a given step.
+Each case kills runner 1's worker (SIGKILL) at one moment (while it starts, in ``build()``,
+or in an iteration), deterministically: the worker honours a fault plan
+(``HOOKBUS_FAULT_PLAN``: die on receiving its nth request of a kind, or after serving it,
+with half the reply sent), or the env kills its process at a given step.
 Every iteration's learner must get at least ``train_batch_size`` env steps, and the
 result's counts must be those of what it got.
 """
@@ -26,6 +27,12 @@ ITERATIONS = 3
 
 # moment -> the kills (runner, request, at, nth) of the fault plan; "mid-sample" is the env's.
 MOMENTS: dict[str, list[tuple[int, str, str, int]]] = {
+    # build: runner 1's worker has started (hookbus imported) and dies on its first request
+    "start": [(1, "init", "receipt", 1)],
+    # build: runner 1's worker built its runner and dies before making the env
+    "making-env": [(1, "setup", "receipt", 1)],
+    # build: runner 1 made its env and dies with half of the reply sent
+    "env-made": [(1, "setup", "reply", 1)],
     # iteration 1 ends with the weights' sync: runner 1 dies loading them
     "weight-sync": [(1, "set_weights", "receipt", 1)],
     # iteration 2's sample request reaches a dead worker: nothing of it is done
@@ -162,6 +169,8 @@ def test_an_actor_killed_at_any_moment_leaves_every_batch_full(
 
 # moment -> kills of evaluation runners (training samples on the local runner alone)
 EVALUATION_MOMENTS: dict[str, list[tuple[int, str, str, int]]] = {
+    # build: evaluation runner 1 dies while starting (before making its env)
+    "start": [(1, "setup", "receipt", 1)],
     # round 1 starts with the weights' sync: runner 1 dies loading them
     "weight-sync": [(1, "set_weights", "receipt", 1)],
     # round 1: runner 1's request reaches a dead worker

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from hookbus.runners import PPOConfig, RemoteError
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
 import process_helpers
+
+FAULT_PLAN = "HOOKBUS_FAULT_PLAN"  # kills a worker at a named moment (for tests)
 
 
 def faulty(
@@ -225,6 +228,69 @@ def test_a_failed_build_leaves_no_worker_behind(small_ppo: PPOConfig, tmp_path: 
     with pytest.raises(ValueError, match="env of runner 1 failed to start"):
         config.build()
     assert children() == []
+
+
+def killed_while_starting(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **settings: Any
+) -> PPOConfig:
+    """Two worker processes; runner 1's first one is killed (SIGKILL) before making its env."""
+    kill = {"runner": 1, "request": "setup", "at": "receipt", "marker": str(tmp_path / "kill")}
+    monkeypatch.setenv(FAULT_PLAN, json.dumps([kill]))
+    return (
+        small_ppo.env_runners(num_env_runners=2, backend="process")
+        .fault_tolerance(delay_between_env_runner_restarts_s=0, **settings)
+        .callbacks(process_helpers.Recreations())
+    )
+
+
+def test_a_worker_killed_while_starting_is_restarted_like_any_failed_runner(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with killed_while_starting(small_ppo, tmp_path, monkeypatch).build() as algo:
+        assert algo.env_runner_group.healthy_env_runner_ids() == [2]  # built all the same
+        result = algo.train()  # restarted first, with the learner's weights
+        recreations = algo.bus.callbacks[0]
+    assert recreations.calls == [([1], False)]  # type: ignore[attr-defined]
+    assert recreations.weights_match == [True]  # type: ignore[attr-defined]
+    assert result["num_env_steps_sampled_lifetime"] >= 200
+    assert result["env_runner_group"] == {
+        "num_healthy_env_runners": 2,
+        "num_remote_env_runner_restarts": 1,
+    }
+    assert children() == []
+
+
+def test_a_worker_killed_while_starting_without_restarts_fails_the_build(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = killed_while_starting(
+        small_ppo, tmp_path, monkeypatch, restart_failed_env_runners=False
+    )
+    with pytest.raises(
+        RemoteError, match=r"env runner 1 \(worker process \d+\) died \(exit code -9\)"
+    ) as info:
+        config.build()
+    assert "restart_failed_env_runners=True) would have restarted it" in "\n".join(
+        info.value.__notes__
+    )
+    assert children() == []  # runner 2's worker, which started, is ended too
+
+
+def test_a_worker_killed_while_starting_with_failures_ignored_is_left_out(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = killed_while_starting(
+        small_ppo,
+        tmp_path,
+        monkeypatch,
+        restart_failed_env_runners=False,
+        ignore_env_runner_failures=True,
+    )
+    with config.build() as algo:
+        results = [algo.train() for _ in range(2)]
+        assert algo.env_runner_group.healthy_env_runner_ids() == [2]
+    assert [r["env_runner_group"]["num_healthy_env_runners"] for r in results] == [1, 1]
+    assert results[-1]["num_env_steps_sampled_lifetime"] >= 400
 
 
 _DRIVER = """
