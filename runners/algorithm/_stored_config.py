@@ -84,11 +84,19 @@ def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
 def stored_config(record: Any, path: str | os.PathLike[str]) -> StoredConfig:
     """Decode a checkpoint's config record; ConfigError naming the checkpoint if it is bad."""
     try:
-        return msgspec.convert(record, StoredConfig)
+        stored = msgspec.convert(record, StoredConfig)
     except msgspec.ValidationError:
         raise ConfigError(
             f"checkpoint {str(path)!r} holds no readable config; pass config=..."
         ) from None
+    if "callbacks" in stored.settings:
+        # update_from_dict() takes a "callbacks" key (to_dict()'s form); config_record
+        # never writes one, and plugins it named (or plugins=True) would then be loaded.
+        raise ConfigError(
+            f"checkpoint {str(path)!r} holds a bad config: a 'callbacks' section, which "
+            f"checkpoints never hold (callbacks and plugins are code); pass config=..."
+        )
+    return stored
 
 
 def read_stored_config(path: str | os.PathLike[str]) -> tuple[str, StoredConfig]:
