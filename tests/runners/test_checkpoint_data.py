@@ -24,6 +24,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from gymnasium.envs.classic_control import CartPoleEnv
 
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
@@ -304,3 +305,15 @@ def test_a_plain_name_nobody_registered_here_is_an_unknown_env_not_code(
     rewrite(planted.checkpoint, "environment", "env", "registered_elsewhere")
     with pytest.raises(ConfigError, match=r"holds a bad config: unknown env id"):
         Algorithm.from_checkpoint(planted.checkpoint)
+
+
+def test_an_env_class_kept_out_of_a_checkpoint_is_given_back_with_env_alone(
+    tmp_path: Path,
+) -> None:
+    with tiny_ppo(CartPoleEnv).build() as algo:
+        algo.save_to_path(tmp_path / "checkpoint")
+    with pytest.raises(ConfigError, match=r"config with code in env, which checkpoints never"):
+        Algorithm.from_checkpoint(tmp_path / "checkpoint")
+    with Algorithm.from_checkpoint(tmp_path / "checkpoint", env=CartPoleEnv) as algo:
+        assert algo.config.env is CartPoleEnv
+        assert algo.config.train_batch_size == 64
