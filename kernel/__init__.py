@@ -32,6 +32,7 @@ from ._plugins import PLUGIN_GROUP as PLUGIN_GROUP, available_plugins as availab
 from ._publisher import Publisher as Publisher
 from ._read import read_recording as read_recording, read_recording_header as read_recording_header
 from ._record import Recorder as Recorder
+from ._recorded_types import UnknownEvent as UnknownEvent
 from ._replay import replay as replay
 from ._replay_metrics import ReplayResult as ReplayResult, replay_into as replay_into
 from ._services import ServiceRegistry as ServiceRegistry
@@ -71,6 +72,7 @@ __all__ = (
     "ReplayResult",
     "ServiceRegistry",
     "SingleAgentEpisode",
+    "UnknownEvent",
     "apply_reset",
     "apply_step",
     "available_plugins",

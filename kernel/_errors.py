@@ -26,15 +26,24 @@ class RecordingError(HookbusError):
     """Raise when a recording cannot be read, or an event cannot be recorded.
 
     ``offset`` is the byte offset where the bad frame or line starts (for an event refused
-    by a Recorder, where it would have started). ``missing_type`` names the event type of
-    yours (``"module:Class"``) that this process could not find, when that is what stopped
-    reading at a sound frame; None for damage.
+    by a Recorder, where it would have started). When what stopped reading is a sound event
+    of a type this process has not defined, ``unknown_tag`` is its tag and ``missing_type``
+    the name the header gives that type (``"module:Class"``), or None if it lists none;
+    both are None for damage.
     """
 
-    def __init__(self, message: str, *, offset: int, missing_type: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        offset: int,
+        missing_type: str | None = None,
+        unknown_tag: str | None = None,
+    ) -> None:
         super().__init__(f"{message} (at byte offset {offset})")
         self.offset = offset
         self.missing_type = missing_type
+        self.unknown_tag = unknown_tag
 
 
 class LifecycleError(HookbusError):

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from io import BufferedReader
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, overload
 
 import msgspec
 
 from hookbus.events import BaseEvent, codec
 
-from ._errors import RecordingError
+from ._errors import ConfigError, RecordingError
 from ._format import (
     CRC_KEY,
     CRC_SUFFIX_SIZE,
@@ -31,7 +31,7 @@ from ._format import (
     hookbus_version,
 )
 from ._hooks import event_type_for
-from ._recorded_types import decoding_type, missing_type
+from ._recorded_types import RecordedTypes, UnknownEvent, unknown_type_error
 
 __all__ = ("read_recording", "read_recording_header")
 
@@ -50,48 +50,88 @@ def read_recording_header(path: str | os.PathLike[str]) -> RecordingHeader:
         return header
 
 
+@overload
 def read_recording(
     path: str | os.PathLike[str],
     hooks: Collection[str] | None = None,
     *,
     types: Iterable[type[BaseEvent]] = (),
-) -> Iterator[BaseEvent]:
+    unknown: Literal["raise"] = "raise",
+) -> Iterator[BaseEvent]: ...
+
+
+@overload
+def read_recording(
+    path: str | os.PathLike[str],
+    hooks: Collection[str] | None = None,
+    *,
+    types: Iterable[type[BaseEvent]] = (),
+    unknown: Literal["data"],
+) -> Iterator[BaseEvent | UnknownEvent]: ...
+
+
+def read_recording(
+    path: str | os.PathLike[str],
+    hooks: Collection[str] | None = None,
+    *,
+    types: Iterable[type[BaseEvent]] = (),
+    unknown: Literal["raise", "data"] = "raise",
+) -> Iterator[BaseEvent | UnknownEvent]:
     """Yield a recording's events in order (those of ``hooks``, if given), streaming.
 
     Memory stays bounded whatever the file's size or content. A corrupt or truncated file
     yields its valid prefix, then raises RecordingError whose ``offset`` is the first bad
     frame's (or line's) first byte. Events of your own types decode as those types: the
-    ones given in ``types``, or defined in this process, or importable by the names the
-    header lists; a type none of these finds is a RecordingError naming it, before any event.
+    ones given in ``types`` or defined in this process anyway. Reading never imports
+    anything, whatever the header names. An event of a type this process has not defined
+    raises a RecordingError naming it, at that event; with ``unknown="data"`` it comes as
+    an ``UnknownEvent`` instead, whatever ``hooks`` says (its hook is not recorded).
     """
+    if unknown not in ("raise", "data"):
+        raise ConfigError(f"unknown= takes 'raise' or 'data', not {unknown!r}")
     given = list(types)
     with open(path, "rb") as file:
-        reader = _reader_for(file, os.fspath(path), given)
+        reader = _reader_for(file, os.fspath(path), given, keep_unknown=unknown == "data")
         next(reader)  # the header
-        wanted = None if hooks is None else {event_type_for(h) for h in hooks}
+        # An UnknownEvent's hook is not in the file: no hook can be told to leave it out.
+        wanted = None if hooks is None else {event_type_for(h) for h in hooks} | {UnknownEvent}
         for event in reader:
             if wanted is None or type(event) in wanted:
                 yield event
 
 
-def _tag(decoder: Any, body: Any) -> object:
-    """Return the ``type`` of an event's encoding that did not decode, if it has one."""
-    try:
-        decoded = decoder.decode(body)
-    except _DECODE_ERRORS:
-        return None
-    return decoded.get("type") if isinstance(decoded, dict) else None
-
-
-def _reader_for(file: BufferedReader, name: str, types: list[Any] | None = None) -> Iterator[Any]:
+def _reader_for(
+    file: BufferedReader, name: str, types: list[Any] | None = None, keep_unknown: bool = False
+) -> Iterator[Any]:
     """Return an iterator of the header, then the events (decoded with ``types`` too)."""
     start = file.read(len(MAGIC))
     if start == MAGIC:
-        return _read_msgpack(file, name, types or [])
+        return _read_msgpack(file, name, types or [], keep_unknown)
     if start[:1] == b"{":
         file.seek(0)
-        return _read_jsonl(file, name, types or [])
+        return _read_jsonl(file, name, types or [], keep_unknown)
     raise RecordingError(f"{name!r} is not a hookbus recording (unknown leading bytes)", offset=0)
+
+
+def _plain(decode: Callable[[Any], Any], body: Any) -> Any:
+    """Return ``body`` decoded as plain data, or None if it does not even decode so."""
+    try:
+        return decode(body)
+    except _DECODE_ERRORS:
+        return None
+
+
+def _not_decoded(
+    types: RecordedTypes, plain: Any, name: str, what: str, offset: int, exc: Exception
+) -> UnknownEvent:
+    """Return the UnknownEvent a frame (or line) that did not decode holds, if the reader
+    keeps them; else raise the RecordingError it is: an unknown type, or damage."""
+    unknown = types.unknown_event(plain, offset)
+    if unknown is None:
+        raise RecordingError(f"{name!r}: undecodable {what} ({exc})", offset=offset) from exc
+    if not types.keep_unknown:
+        raise unknown_type_error(unknown, name) from exc
+    return unknown
 
 
 def _check_header(header: Any, name: str, offset: int) -> RecordingHeader:
@@ -119,10 +159,12 @@ def _check_header(header: Any, name: str, offset: int) -> RecordingHeader:
 # --- msgpack --------------------------------------------------------------------------------
 
 
-def _read_msgpack(file: BufferedReader, name: str, types: list[Any]) -> Iterator[Any]:
+def _read_msgpack(
+    file: BufferedReader, name: str, given: list[Any], keep_unknown: bool
+) -> Iterator[Any]:
     any_decoder = codec.msgpack_decoder()
     decoder = any_decoder  # the events' own, made once the header says what they may be
-    missing: dict[str, str] = {}
+    types: RecordedTypes | None = None  # known once the header is read
     buffer = b""
     pos = 0  # position of buffer[0] in the file
     offset = len(MAGIC)  # file offset of the next frame
@@ -143,17 +185,18 @@ def _read_msgpack(file: BufferedReader, name: str, types: list[Any]) -> Iterator
             try:
                 item = any_decoder.decode(body) if first else decoder.decode(body)
             except _DECODE_ERRORS as exc:
-                unfound = missing and missing_type(_tag(any_decoder, body), missing, name, offset)
-                if unfound:
-                    raise unfound from exc
-                raise RecordingError(f"{name!r}: undecodable frame ({exc})", offset=offset) from exc
+                if types is None:  # the header
+                    raise RecordingError(
+                        f"{name!r}: undecodable frame ({exc})", offset=offset
+                    ) from exc
+                plain = _plain(any_decoder.decode, body)
+                item = _not_decoded(types, plain, name, "frame", offset, exc)
             if first:
                 item = _check_header(item, name, offset)
                 first = False
                 yield item
-                # After the header was yielded: reading the header alone imports nothing.
-                event_type, missing = decoding_type(item.event_types, types)
-                decoder = codec.msgpack_decoder(event_type)
+                types = RecordedTypes(item.event_types, given, keep_unknown)
+                decoder = codec.msgpack_decoder(types.union)
             else:
                 yield item
             offset += _FRAME_HEAD + size
@@ -203,7 +246,9 @@ def _read_frame(file: BufferedReader, start: memoryview, total: int) -> tuple[by
 # --- JSON lines -----------------------------------------------------------------------------
 
 
-def _read_jsonl(file: BufferedReader, name: str, types: list[Any]) -> Iterator[Any]:
+def _read_jsonl(
+    file: BufferedReader, name: str, given: list[Any], keep_unknown: bool
+) -> Iterator[Any]:
     lines = _lines(file, name)
     try:
         _, line = next(lines)
@@ -211,17 +256,15 @@ def _read_jsonl(file: BufferedReader, name: str, types: list[Any]) -> Iterator[A
         raise RecordingError(f"{name!r}: empty recording (no header)", offset=0) from None
     header, checked = _jsonl_header(line, name)
     yield header
-    event_type, missing = decoding_type(header.event_types, types)
+    types = RecordedTypes(header.event_types, given, keep_unknown)
     decode = codec.decode_json
     for offset, line in lines:
         body = _checked_body(line, name, offset) if checked else line
         try:
-            event = decode(body, event_type)
+            event = decode(body, types.union)
         except _DECODE_ERRORS as exc:
-            unfound = missing and missing_type(_tag(msgspec.json, body), missing, name, offset)
-            if unfound:
-                raise unfound from exc
-            raise RecordingError(f"{name!r}: undecodable line ({exc})", offset=offset) from exc
+            plain = _plain(codec.decode_json, body)
+            event = _not_decoded(types, plain, name, "line", offset, exc)
         yield event
 
 

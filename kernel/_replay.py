@@ -30,6 +30,7 @@ from ._hooks import event_type_for, live_args_of
 from ._learner_loggers import LearnerLoggers
 from ._multi_agent_episode import MultiAgentEpisode
 from ._read import read_recording
+from ._recorded_types import UnknownEvent, unknown_type_error
 from ._replay_agents import multi_agent_from, replay_reset, replay_step
 
 __all__ = ("MAX_OPEN_EPISODES", "replay")
@@ -41,7 +42,7 @@ MAX_OPEN_EPISODES = 10_000
 
 
 async def replay(
-    source: str | os.PathLike[str] | Iterable[BaseEvent],
+    source: str | os.PathLike[str] | Iterable[BaseEvent | UnknownEvent],
     callbacks: object = None,
     *,
     bus: Bus | None = None,
@@ -66,7 +67,13 @@ async def replay(
     algorithm, rl_module, ...) are None. ``hooks`` and ``sources`` keep only those events,
     though episodes are still rebuilt from every recorded step. Events of your own types
     are published as they were recorded, with no live arguments but ``metrics_logger`` if
-    the type takes it; ``types`` are those types (``read_recording`` says how they are found).
+    the type takes it; ``types`` are those types, when this process has not defined them
+    anyway (nothing is imported by the names a recording's header gives).
+
+    An event of a type this process has not defined (an ``UnknownEvent``, in an iterable
+    ``source``) stops replay with one RecordingError naming the type and how to pass it,
+    after the events before it were published, unless ``sources`` leaves it out. ``hooks``
+    cannot: its hook is not recorded, and a tag does not say it.
 
     At most ``max_open_episodes`` unfinished episodes are kept (a recording without episode
     ends never finishes any): past that, the least recently active one is dropped, with one
@@ -82,8 +89,12 @@ async def replay(
     types = [event_type_for(cls) for cls in types]  # checked before anything is read
     keep_types = None if hooks is None else {event_type_for(h) for h in hooks}
     keep_sources = None if sources is None else set(sources)
+    file = None
     if isinstance(source, str | os.PathLike):
-        events: Iterable[BaseEvent] = read_recording(source, types=types)
+        file = os.fspath(source)
+        events: Iterable[BaseEvent | UnknownEvent] = read_recording(
+            source, types=types, unknown="data"
+        )
     else:
         events = source
     rebuilder = _Episodes(max_open_episodes)
@@ -91,6 +102,10 @@ async def replay(
     count = 0
     try:
         for event in events:
+            if isinstance(event, UnknownEvent):
+                if keep_sources is not None and event.source not in keep_sources:
+                    continue
+                raise unknown_type_error(event, file)
             live = rebuilder.live_arguments(event, logger)
             if keep_types is not None and type(event) not in keep_types:
                 continue

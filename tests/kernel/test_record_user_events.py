@@ -1,7 +1,9 @@
-"""Recording and replaying events of your own types: named in the header, found when read."""
+"""Recording and replaying events of your own types: named in the header, decoded when the
+reader has defined them (never imported by those names)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -184,15 +186,23 @@ def test_a_type_that_cannot_be_found_is_one_recording_error_naming_it(
     assert read_recording_header(path).event_types == {"hb_ghost": "hb_ghost_events:Ghost"}
     with pytest.raises(
         RecordingError,
-        match=r"holds events of a type this process cannot find: hb_ghost_events:Ghost "
-        r"\(tag 'hb_ghost'\): importing 'hb_ghost_events' failed \(ModuleNotFoundError.*"
-        r"pass it: read_recording\(path, types=\[...\]\).* \(at byte offset \d+\)",
+        match=r"holds an event of type hb_ghost_events:Ghost \(tag 'hb_ghost'\), which this "
+        r"process has not defined; reading a recording never imports .*pass the type: "
+        r"types=\[Ghost\] \(read_recording, replay, replay_into\), or --types "
+        r"hb_ghost_events.py:Ghost .* \(at byte offset \d+\)",
     ) as info:
         next(read_recording(path))
     assert info.value.missing_type == "hb_ghost_events:Ghost"
+    assert info.value.unknown_tag == "hb_ghost"
     assert info.value.offset > 8  # the first Ghost's frame: the header read fine
-    monkeypatch.syspath_prepend(str(modules))  # now importable by the name the header records
+    monkeypatch.syspath_prepend(str(modules))  # importable by the name the header records...
+    with pytest.raises(RecordingError, match="hb_ghost_events:Ghost") as again:
+        next(read_recording(path))  # ... and still not imported: a file names no code
+    assert again.value.offset == info.value.offset
+    assert "hb_ghost_events" not in sys.modules
+    ghost = importlib.import_module("hb_ghost_events").Ghost  # the reader's own choice
     assert [e.n for e in read_recording(path)] == [0, 1, 2]  # type: ignore[attr-defined]
+    assert [e.n for e in read_recording(path, types=[ghost])] == [0, 1, 2]  # type: ignore[attr-defined]
 
 
 def test_a_type_defined_in_a_script_needs_to_be_given(tmp_path: Path) -> None:
