@@ -2,8 +2,9 @@
 
 The services (``service_asyncio.py``, ``service_trio.py``) and the replay test
 (``test_shop_replay.py``) import this module; a recording names these types as
-``shop:OrderPlaced`` and so on, and a reader imports them by those names. Run on its own, it
-prints the hook each type gets.
+``shop:OrderPlaced`` and so on, and a reader decodes them because it imported this module
+first (reading never imports what a recording names). Run on its own, it prints the hook
+each type gets.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from hookbus.kernel import (
     HookbusError,
     RecordingError,
     RecordingHeader,
+    UnknownEvent,
     check_lifecycle,
     read_recording,
     read_recording_header,
@@ -31,7 +32,7 @@ from hookbus.metrics import MetricsLogger, results
 
 from ._args import ArgumentError, Parser, UsageError, load_object
 from ._evaluate_cli import add_evaluate_command
-from ._output import print_metrics
+from ._output import print_metrics, printable
 from ._plot_cli import add_plot_command
 from ._settings_cli import add_settings_command
 from ._train import add_train_command
@@ -55,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, HookbusError) as exc:
         if args.debug:
             raise
-        print(f"hookbus {args.command}: error: {exc}", file=sys.stderr)
+        # Escaped: a message may quote a file's content (a recording's type names, sources).
+        print(f"hookbus {args.command}: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("hookbus: interrupted", file=sys.stderr)
@@ -64,10 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         notes = "; ".join(getattr(exc, "__notes__", []))
+        message = f"{type(exc).__name__}: {exc}" + (f" ({notes})" if notes else "")
         print(
-            f"hookbus {args.command}: {type(exc).__name__}: {exc}"
-            + (f" ({notes})" if notes else "")
-            + "; --debug shows the traceback",
+            f"hookbus {args.command}: {printable(message)}; --debug shows the traceback",
             file=sys.stderr,
         )
         return 1
@@ -136,9 +137,9 @@ def _add_types_option(command: argparse.ArgumentParser) -> None:
         "--types",
         nargs="+",
         default=[],
-        metavar="MOD:CLASS",
-        help="event types of your own the recording holds, when the names its header "
-        "records do not import (module:Class or path/to/file.py:Class)",
+        metavar="FILE.PY:CLASS",
+        help="event types of your own the recording holds, as path/to/file.py:Class (or "
+        "module:Class for an installed module); nothing a recording names is ever imported",
     )
 
 
@@ -147,21 +148,23 @@ def _replay(args: argparse.Namespace) -> int:
     callbacks = [load_object(spec) for spec in args.callbacks]
     types = [load_object(spec) for spec in args.types]
     names = ", ".join(getattr(cb, "__name__", type(cb).__name__) for cb in callbacks)
-    events = _Tally(read_recording(args.file, types=types))
+    # Unknown types come as data, so that replay itself says what it makes of them.
+    events = _Tally(read_recording(args.file, types=types, unknown="data"))
     logger = MetricsLogger()
+    file = printable(args.file)
     try:
         result = replay_into(
             events, callbacks, hooks=args.hooks, sources=args.sources, metrics_logger=logger
         )
     except RecordingError as exc:
         # What the callbacks made of the valid prefix is worth seeing (docs/recording.md).
-        print(f"replayed the valid prefix of {args.file} into {names or 'no callbacks'}")
+        print(f"replayed the valid prefix of {file} into {names or 'no callbacks'}")
         print_metrics(results(logger))
-        what = "reading stopped" if exc.missing_type is not None else "the file is damaged"
+        what = "reading stopped" if exc.unknown_tag is not None else "the file is damaged"
         raise UsageError(f"{what} after the prefix replayed above: {exc}") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {args.file!r}: {exc.strerror}") from exc
-    print(f"replayed {result.events} events from {args.file} into {names or 'no callbacks'}")
+    print(f"replayed {result.events} events from {file} into {names or 'no callbacks'}")
     print_metrics(result.metrics)
     _check_filters(args, events.sources, result.events)
     return 0
@@ -199,29 +202,39 @@ def _inspect(args: argparse.Namespace) -> int:
     summary = _Summary()
     error: RecordingError | None = None
     try:
-        for event in read_recording(args.file, types=types):
+        # Events of types this process has not defined are shown as the data they are.
+        for event in read_recording(args.file, types=types, unknown="data"):
             summary.add(event)
     except RecordingError as exc:
         error = exc
-    print(
-        f"{args.file}: hookbus recording, format version {header.format_version}, written "
-        f"by hookbus {header.hookbus_version}, schema {header.schema}"
-        + ("" if header.schema_is_current() else " (differs from this hookbus's)")
-    )
-    print(f"hooks recorded: {', '.join(header.hooks) if header.hooks else 'all'}")
-    if header.event_types:
-        print(f"event types of yours: {', '.join(header.event_types.values())}")
+    print(_describe(args.file, header))
     print(summary.report(args.episodes))
-    if error is not None and error.missing_type is not None:
-        raise UsageError(f"reading stopped after the events above: {error}")
     if error is not None:
         raise UsageError(f"the file is damaged after the events above: {error}")
     if args.check:  # a LifecycleError exits 2 with its one line, as any HookbusError
-        events = read_recording(args.file, types=types)
-        checked = check_lifecycle(events, hooks=header.hooks)
-        yours = f", {checked.user_events} of your types unchecked" if checked.user_events else ""
+        events = read_recording(args.file, types=types, unknown="data")
+        known = (event for event in events if not isinstance(event, UnknownEvent))
+        checked = check_lifecycle(known, hooks=header.hooks)
+        unchecked = checked.user_events + summary.unknown
+        yours = f", {unchecked} of your types unchecked" if unchecked else ""
         print(f"lifecycle: ok ({checked.events} events, {checked.episodes} episodes{yours})")
     return 0
+
+
+def _describe(path: str, header: RecordingHeader) -> str:
+    """Return the header as lines to print; everything it says from the file is escaped."""
+    current = "" if header.schema_is_current() else " (differs from this hookbus's)"
+    hooks = ", ".join(map(printable, header.hooks)) if header.hooks else "all"
+    lines = [
+        f"{printable(path)}: hookbus recording, format version {header.format_version}, "
+        f"written by hookbus {printable(header.hookbus_version)}, schema "
+        f"{printable(header.schema)}{current}",
+        f"hooks recorded: {hooks}",
+    ]
+    if header.event_types:
+        names = ", ".join(map(printable, header.event_types.values()))
+        lines.append(f"event types of yours: {names}")
+    return "\n".join(lines)
 
 
 def _read_header(path: str) -> RecordingHeader:
@@ -235,19 +248,34 @@ def _read_header(path: str) -> RecordingHeader:
         raise UsageError(f"cannot read {path!r}: {exc.strerror}") from exc
 
 
+_UNKNOWN_LISTED = 10  # events of unknown types shown in full by inspect
+
+
 class _Summary:
-    """Counts per hook and per source, and each episode's length, return and ending."""
+    """Counts per hook and per source, and each episode's length, return and ending.
+
+    Events of types this process has not defined (UnknownEvents) count by tag, and the
+    first few are listed with their fields. Every string from the file is escaped when the
+    report is made, not when counted: counting stays cheap.
+    """
 
     def __init__(self) -> None:
         self.by_hook: Counter[str] = Counter()
         self.by_source: Counter[str] = Counter()
         self.by_type: Counter[type] = Counter()  # events of the user's own types
+        self.by_tag: Counter[str] = Counter()  # events of types not defined here
+        self.tag_names: dict[str, str | None] = {}  # tag -> the header's name for its type
+        self.unknown = 0
+        self.first_unknown: list[UnknownEvent] = []
         self.open: dict[str, list[Any]] = {}
         self.done: list[tuple[str, str, int, float, str]] = []
 
-    def add(self, event: BaseEvent) -> None:
-        self.by_hook[event.hook] += 1
+    def add(self, event: BaseEvent | UnknownEvent) -> None:
         self.by_source[event.source] += 1
+        if isinstance(event, UnknownEvent):
+            self._add_unknown(event)
+            return
+        self.by_hook[event.hook] += 1
         if event.hook not in HOOKS:
             self.by_type[type(event)] += 1
         if isinstance(event, EpisodeStart):
@@ -264,20 +292,60 @@ class _Summary:
             ending = "terminated" if event.terminated else "truncated"
             self.done.append((event.episode_id, event.source, tally[0], tally[1], ending))
 
+    def _add_unknown(self, event: UnknownEvent) -> None:
+        self.unknown += 1
+        self.by_tag[event.tag] += 1
+        self.tag_names.setdefault(event.tag, event.type_name)
+        if len(self.first_unknown) < _UNKNOWN_LISTED:
+            self.first_unknown.append(event)
+
     def report(self, list_episodes: int) -> str:
-        lines = [f"{sum(self.by_hook.values())} events"]
-        lines += [f"  {hook:<28} {n:>9}" for hook, n in self.by_hook.items()]
+        lines = [f"{sum(self.by_hook.values()) + self.unknown} events"]
+        lines += [f"  {printable(hook):<28} {n:>9}" for hook, n in self.by_hook.items()]
+        lines += [f"  {_tag_label(tag):<28} {n:>9}" for tag, n in self.by_tag.items()]
         lines.append("by source:")
-        lines += [f"  {source:<28} {n:>9}" for source, n in sorted(self.by_source.items())]
-        if self.by_type:
+        lines += [
+            f"  {printable(source):<28} {n:>9}" for source, n in sorted(self.by_source.items())
+        ]
+        if self.by_type or self.by_tag:
             lines.append("your event types:")
-            for cls, n in self.by_type.items():
-                tag = cls.__struct_config__.tag  # type: ignore[attr-defined]
-                name = f"{cls.__name__} ({tag})"
-                lines.append(f"  {name:<28} {n:>9}  {cls.__module__}:{cls.__qualname__}")
+            lines += self._type_lines()
+        if self.first_unknown:
+            lines += self._unknown_lines()
+        lines += self._episode_lines(list_episodes)
+        return "\n".join(lines)
+
+    def _type_lines(self) -> list[str]:
+        lines = []
+        for cls, n in self.by_type.items():
+            tag = cls.__struct_config__.tag  # type: ignore[attr-defined]
+            name = printable(f"{cls.__name__} ({tag})")
+            where = printable(f"{cls.__module__}:{cls.__qualname__}")
+            lines.append(f"  {name:<28} {n:>9}  {where}")
+        for tag, n in self.by_tag.items():
+            listed = self.tag_names[tag]
+            where = "not in the header" if listed is None else printable(listed)
+            name = f"not defined ({printable(tag)})"
+            lines.append(f"  {name:<28} {n:>9}  {where}, read as plain data (--types gives it)")
+        return lines
+
+    def _unknown_lines(self) -> list[str]:
+        lines = [f"events of types not defined here (the first {len(self.first_unknown)}):"]
+        for event in self.first_unknown:
+            fields = printable(repr(event.fields))
+            fields = fields if len(fields) <= 100 else fields[:97] + "..."
+            lines.append(
+                f"  {printable(event.tag)}  source {printable(event.source)}  seq {event.seq}"
+                f"  {fields}"
+            )
+        if self.unknown > len(self.first_unknown):
+            lines.append(f"  ... {self.unknown - len(self.first_unknown)} more")
+        return lines
+
+    def _episode_lines(self, list_episodes: int) -> list[str]:
         lengths = [d[2] for d in self.done]
         returns = [d[3] for d in self.done]
-        lines.append(f"episodes: {len(self.done)} finished, {len(self.open)} unfinished")
+        lines = [f"episodes: {len(self.done)} finished, {len(self.open)} unfinished"]
         if self.done:
             lines.append(
                 f"  return mean {statistics.fmean(returns):.2f} (min {min(returns):g}, "
@@ -286,12 +354,17 @@ class _Summary:
             )
             for episode_id, source, length, ret, ending in self.done[:list_episodes]:
                 lines.append(
-                    f"  {episode_id[:12]}  {source:<16} len {length:>5}  return "
-                    f"{ret:>9.2f}  {ending}"
+                    f"  {printable(episode_id[:12])}  {printable(source):<16} len {length:>5}  "
+                    f"return {ret:>9.2f}  {ending}"
                 )
             if len(self.done) > list_episodes > 0:
                 lines.append(f"  ... {len(self.done) - list_episodes} more")
-        return "\n".join(lines)
+        return lines
+
+
+def _tag_label(tag: str) -> str:
+    """Name a hook whose type is not defined here by its events' tag: the hook is unknown."""
+    return f"? (tag {printable(tag)})"
 
 
 def _version() -> str:

@@ -6,7 +6,7 @@ from typing import Any, TextIO
 
 from ..reporting._files import flatten
 
-__all__ = ("cell", "flatten", "print_metrics", "progress", "table")
+__all__ = ("cell", "flatten", "print_metrics", "printable", "progress", "table")
 
 BUILTIN_ENV_RUNNER_KEYS = {
     "episode_return_mean",
@@ -39,13 +39,41 @@ BUILTIN_RESULT_KEYS = {
 }
 
 
+def printable(text: str) -> str:
+    """Return ``text`` with every character a terminal could act on written as an escape.
+
+    Text read from a file (a recording's header, sources, tags, field values, error messages
+    quoting them) must never reach the terminal raw: ESC and the other C0 and C1 controls
+    can clear the screen, retitle the window or fake output lines. Those, DEL, and whatever
+    else Python deems unprintable (line separators, bidirectional overrides) become
+    backslash escapes as ``repr`` writes them (ESC is ``\\x1b``); the rest is unchanged.
+    """
+    if text.isprintable():
+        return text  # the usual case, at C speed
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(char: str) -> str:
+    short = _SHORT_ESCAPES.get(char)
+    if short is not None:
+        return short
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
 def print_metrics(metrics: dict[str, Any]) -> None:
-    rows = list(flatten(metrics))
+    """Print metrics one per line; callbacks may have logged names or values from a file."""
+    rows = [(printable(key), printable(cell(value))) for key, value in flatten(metrics)]
     if not rows:
         print("the callbacks logged no metrics")
     width = max((len(key) for key, _ in rows), default=0)
     for key, value in rows:
-        print(f"  {key:<{width}}  {cell(value)}")
+        print(f"  {key:<{width}}  {value}")
 
 
 def progress(out: TextIO, result: dict[str, Any], done: float, label: str, per_it: float) -> None:

@@ -4,7 +4,9 @@
 - ``hookbus_recording``: the path of a recording of a small real run (PPO on CartPole-v1,
   seed 0, two iterations of 500 env steps, every hook), made once per test session.
 - ``hookbus_replay``: ``hookbus.kernel.replay_into``, replaying a recording into callbacks and
-  returning what they produced (a ``hookbus.kernel.ReplayResult``).
+  returning what they produced (a ``hookbus.kernel.ReplayResult``). Like every reader, it
+  decodes your event types only if the test defined them (or passes ``types=``): it never
+  imports the modules a recording's header names.
 """
 
 from __future__ import annotations

@@ -74,17 +74,25 @@ SERVICE = textwrap.dedent(
 )
 
 
-def test_a_type_the_shell_cannot_find_is_one_line_until_given(
+def test_a_type_the_shell_has_not_defined_is_data_to_inspect_and_one_line_to_replay(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     script = tmp_path / "hb_cli_service.py"
     script.write_text(SERVICE)
     path = tmp_path / "svc.msgpack"
     subprocess.run([sys.executable, str(script), str(path)], check=True)
-    assert main(["inspect", str(path)]) == 2
+    assert main(["inspect", str(path)]) == 0  # shown as data, not a stop
+    out = capsys.readouterr().out
+    assert "? (tag hb_cli_specter)" in out
+    assert "not defined (hb_cli_specter)" in out
+    assert "hb_cli_specter  source svc  seq 0  {'n': 1}" in out
+    assert main(["replay", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
+    assert "reading stopped" in err[0]
     assert "__main__:Specter (tag 'hb_cli_specter')" in err[0]
-    assert "hookbus inspect --types" in err[0]
+    assert "--types path/to/script.py:Specter" in err[0]
     assert main(["inspect", str(path), "--types", f"{script}:Specter"]) == 0
     assert "Specter (hb_cli_specter)" in capsys.readouterr().out
+    assert main(["replay", str(path), "--types", f"{script}:Specter"]) == 0
+    assert "replayed 1 events" in capsys.readouterr().out
