@@ -39,6 +39,9 @@ class EnvRunnerHandle(Protocol):
     """1..N for remote runners, 0 for the local one."""
     module: Any
     """The module the runner acts with (a worker gets a copy at ``setup()``)."""
+    samples_returned: int
+    """How many of its sample requests returned, over all its restarts (a failure that
+    follows none of them follows the previous failure directly: ``fleet/_health``)."""
 
     @property
     def where(self) -> str:

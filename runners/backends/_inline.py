@@ -30,6 +30,7 @@ class InlineEnvRunner:
 
     in_process = True  # it steps in this thread: requests never wait, timeouts cannot bite
     handler_errors = 0  # counted on the shared bus
+    samples_returned = 0  # sample requests that returned, over all restarts
     _killed = False  # kill() closed the env; setup() makes the runner anew (a restart)
 
     def __init__(
@@ -85,11 +86,15 @@ class InlineEnvRunner:
 
     async def sample(self, request: SampleRequest) -> list[Episode]:
         """Sample in this loop."""
-        return await self.env_runner.sample_request(request)
+        episodes = await self.env_runner.sample_request(request)
+        self.samples_returned += 1
+        return episodes
 
     async def sample_and_get_metrics(self, request: SampleRequest) -> SampleSummary:
         """Sample in this loop; return counts and metrics."""
-        return await self.env_runner.sample_and_get_metrics(request)
+        summary = await self.env_runner.sample_and_get_metrics(request)
+        self.samples_returned += 1
+        return summary
 
     async def get_metrics(self) -> dict[str, Any]:
         """Return the runner's metrics snapshot."""

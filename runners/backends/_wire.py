@@ -11,9 +11,7 @@ its users' own included: a static union could hold only the hooks'.
 
 from __future__ import annotations
 
-import os
 import pickle
-import sys
 import traceback
 from typing import Any, BinaryIO, ClassVar, Literal
 
@@ -24,6 +22,7 @@ from hookbus.kernel import Control
 
 from ..env_runner import SampleRequest, SampleSummary
 from ..envs import is_env_failure, mark_env_failure
+from ._origin import describe_remote, keep_description
 from ._wire_episodes import (
     WireEpisode as WireEpisode,
     WireMultiAgentEpisode as WireMultiAgentEpisode,
@@ -67,17 +66,6 @@ __all__ = (
 )
 
 _LENGTH = 4
-# Where hookbus's own modules live: frames there are not the user's code.
-_HOOKBUS_DIRS = tuple(
-    os.path.dirname(os.path.abspath(file)) + os.sep
-    for file in [
-        *(
-            sys.modules[f"hookbus.{name}"].__file__ or ""
-            for name in ("events", "kernel", "metrics")
-        ),
-        os.path.dirname(os.path.abspath(__file__)),  # runners/backends/ -> runners/
-    ]
-)
 
 
 class RemoteError(HookbusError, RuntimeError):
@@ -106,7 +94,10 @@ class WireError(msgspec.Struct, kw_only=True):
     env_failure: bool = False
     """Whether it came out of the env's step() or reset() (a runner failure)."""
     at: str = ""
-    """Where it was raised: ``file:line in function`` of the innermost frame."""
+    """Where it was raised: ``file:line in function`` of the innermost frame of the user's
+    code (``_origin``)."""
+    message: str = ""
+    """Its message (``str()``): with ``type`` and ``at``, what tells two failures apart."""
 
 
 # --- requests (Algorithm -> worker) -----------------------------------------------------------
@@ -341,16 +332,14 @@ def error_to_wire(exc: BaseException) -> WireError:
         pickle.loads(pickled)  # some exceptions pickle but cannot be rebuilt
     except Exception:
         pickled = None
-    # The innermost frame of the user's code (a hookbus refusal names where it was called).
-    frames = traceback.extract_tb(exc.__traceback__)
-    theirs = [f for f in frames if not f.filename.startswith(_HOOKBUS_DIRS)] or frames
-    at = f"{theirs[-1].filename}:{theirs[-1].lineno} in {theirs[-1].name}" if theirs else ""
+    name, message, at = describe_remote(exc)
     return WireError(
         pickled=pickled,
-        type=type(exc).__qualname__,
+        type=name,
         text="".join(traceback.format_exception(exc)),
         env_failure=is_env_failure(exc),
         at=at,
+        message=message,
     )
 
 
@@ -377,5 +366,6 @@ def error_from_wire(data: WireError, where: str) -> BaseException:
         exc = RemoteError(f"{data.type} in {where}:\n{data.text}")
     if data.env_failure:
         mark_env_failure(exc)
+    keep_description(exc, (data.type, data.message, data.at))
     exc.add_note(f"hookbus: raised in {where}" + (f", at {data.at}" if data.at else ""))
     return exc

@@ -21,6 +21,7 @@ from hookbus.kernel import Publisher
 from ..backends._base import EnvRunnerHandle
 from ..backends._wire import RemoteError
 from ._faults import gather, within
+from ._repeats import SAME_FAILURES_TO_STOP, Repeats, warn_tolerated
 from ._tally import Tally
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class RunnerHealth:
         self._failures_in_a_row = 0
         self._tally = Tally()  # what runners handed out that their metrics do not count yet
         self._last_failure: BaseException | None = None  # the latest runner failure
+        self._repeats = Repeats(config.max_num_env_runner_restarts)  # failures alike
 
     @property
     def healthy_remote_runners(self) -> list[EnvRunnerHandle]:
@@ -114,19 +116,19 @@ class RunnerHealth:
 
         Return whether the settings tolerate it (``restart_failed_env_runners`` or
         ``ignore_env_runner_failures``, and at most
-        ``num_consecutive_env_runner_failures_tolerance`` failures in a row); if not, ``exc``
-        gets a note naming them, for the caller to raise.
+        ``num_consecutive_env_runner_failures_tolerance`` failures in a row) and it is not
+        the runner's ``SAME_FAILURES_TO_STOP``th failure alike in a row (``_repeats``); if
+        not, ``exc`` gets a note saying why, for the caller to raise.
         """
         self.mark_failed(runner.worker_index)
         self._last_failure = exc
         await runner.kill()
         config = self.config
         if config.restart_failed_env_runners or config.ignore_env_runner_failures:
-            if not self._tolerate_one_more(exc):
+            alike = self._repeats.count(runner, exc)
+            if alike >= SAME_FAILURES_TO_STOP or not self._tolerate_one_more(exc):
                 return False
-            # The message, not the exception: a handler that keeps records (pytest's, a
-            # MemoryHandler) would keep its traceback, and with it an in-process runner.
-            logger.warning("hookbus: %s failed; going on without it: %s", runner.where, str(exc))
+            warn_tolerated(f"{runner.where} failed", exc, alike, then="going on without it")
             return True
         exc.add_note(
             f"hookbus: env runner {runner.worker_index} failed; "
@@ -160,7 +162,8 @@ class RunnerHealth:
         A runner is restarted once ``delay_between_env_runner_restarts_s`` have passed since
         it failed, at most ``max_num_env_runner_restarts`` times, and only with
         ``restart_failed_env_runners``; it comes back with ``weights``. A restart that fails
-        counts as one and leaves the runner failed.
+        counts as one and leaves the runner failed (a failure like the others: too many in
+        a row, or alike in a row, are raised).
         """
         config = self.config
         if not config.restart_failed_env_runners:
@@ -275,9 +278,11 @@ class RunnerHealth:
             await runner.kill()
             self._failed[worker_index] = time.monotonic()
             self._last_failure = exc
-            if not self._tolerate_one_more(exc):  # ... unless there were too many in a row
+            alike = self._repeats.count(runner, exc)
+            # ... unless it failed the same way too often, or too many failed in a row
+            if alike >= SAME_FAILURES_TO_STOP or not self._tolerate_one_more(exc):
                 raise
-            logger.warning("hookbus: restarting %s failed: %s", runner.where, repr(exc))
+            warn_tolerated(f"restarting {runner.where} failed", exc, alike)
             return False
         del self._failed[worker_index]
         if not self._failed:

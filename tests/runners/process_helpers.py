@@ -55,10 +55,15 @@ class ExplodesOnStep(Callback):
         raise LookupError("the user's own error")  # ExplodesOnStep raises here
 
 
+def line_of(comment: str) -> int:
+    """The line of this file that ends with ``comment``."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.endswith(comment))
+
+
 def raise_line() -> int:
     """The line of ExplodesOnStep's raise, in this file."""
-    lines = Path(__file__).read_text().splitlines()
-    return next(i for i, line in enumerate(lines, 1) if "# ExplodesOnStep raises here" in line)
+    return line_of("# ExplodesOnStep raises here")
 
 
 def sub_env_name(env: Any) -> str:
@@ -289,7 +294,8 @@ class Faulty(gym.Env[Any, Any]):
     process SIGKILLs itself: a real kill -9 mid-iteration), ``"hang"`` (step() sleeps
     practically forever) or ``"init"`` (the constructor raises); ``at_step``: which step of
     that sub-env fails. With ``marker_dir``, only the first process of each index fails: a
-    restarted one finds the marker file and behaves.
+    restarted one finds the marker file and behaves, unless ``then_init`` makes the
+    constructor of every restarted one raise.
     """
 
     def __init__(self, config: Any) -> None:
@@ -305,6 +311,8 @@ class Faulty(gym.Env[Any, Any]):
         if self.armed and "marker_dir" in config:
             self.marker = os.path.join(config["marker_dir"], f"failed-{index}")
             self.armed = not os.path.exists(self.marker)
+            if not self.armed and config.get("then_init"):
+                raise ValueError(f"env of runner {index} cannot start again")  # Faulty restarts
         if self.armed and self.how == "init":
             self._fire()
             raise ValueError(f"env of runner {index} failed to start")
@@ -331,7 +339,7 @@ class Faulty(gym.Env[Any, Any]):
                 time.sleep(3600)  # until the kill arrives
             if self.how == "hang":
                 time.sleep(3600)
-            raise ValueError(f"env failed at step {self.steps}")
+            raise ValueError(f"env failed at step {self.steps}")  # Faulty raises here
         return self.env.step(action)
 
 

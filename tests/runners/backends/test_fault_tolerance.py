@@ -438,11 +438,16 @@ def test_failure_tolerance_and_restore_timeout_defaults_and_bad_values() -> None
 
 
 def always_failing(
-    small_ppo: PPOConfig, *, fail_on: list[int], tolerance: int, backend: str = "inline"
+    small_ppo: PPOConfig,
+    *,
+    fail_on: list[int],
+    tolerance: int,
+    backend: str = "inline",
+    at_step: int = 30,
 ) -> PPOConfig:
-    """Two runners whose first env raises at its 30th step in every runner ``fail_on`` names,
-    restarted or not (no marker file)."""
-    env_config = {"fail_on": fail_on, "how": "raise", "at_step": 30}
+    """Two runners whose first env raises at its ``at_step``th step in every runner
+    ``fail_on`` names, restarted or not (no marker file)."""
+    env_config = {"fail_on": fail_on, "how": "raise", "at_step": at_step}
     return (
         small_ppo.environment(process_helpers.Faulty, env_config=env_config)
         .env_runners(num_env_runners=2, backend=backend)
@@ -532,8 +537,17 @@ def test_with_no_runner_left_they_are_restarted_once_their_delay_passed(
 
 
 def test_a_sample_returned_in_between_resets_the_count(small_ppo: PPOConfig) -> None:
-    # Runner 1 fails every iteration; runner 2's samples come in between, so never 2 in a row.
-    config = always_failing(small_ppo, fail_on=[1], tolerance=1)
+    # Runner 1's worker is killed every iteration; runner 2's samples come in between, so
+    # never 2 in a row. (Kills, since a runner failing alike 3 times in a row stops training.)
+    env_config = {"fail_on": [1], "how": "kill", "at_step": 30}
+    config = (
+        small_ppo.environment(process_helpers.Faulty, env_config=env_config)
+        .env_runners(num_env_runners=2, backend="process")
+        .fault_tolerance(
+            delay_between_env_runner_restarts_s=0,
+            num_consecutive_env_runner_failures_tolerance=1,
+        )
+    )
     with config.build() as algo:
         results = [algo.train() for _ in range(4)]
     assert [r["env_runner_group"]["num_remote_env_runner_restarts"] for r in results] == [
@@ -543,6 +557,93 @@ def test_a_sample_returned_in_between_resets_the_count(small_ppo: PPOConfig) -> 
         3,
     ]
     assert all(r["num_env_steps_sampled_lifetime"] >= 200 * (i + 1) for i, r in enumerate(results))
+
+
+def faulty_line() -> str:
+    """Where Faulty raises: the user's file, line and function, as errors name it."""
+    return f"{process_helpers.__file__}:{process_helpers.line_of('# Faulty raises here')} in step"
+
+
+@pytest.mark.parametrize("backend", ["inline", "process"])
+def test_a_runner_failing_the_same_way_three_times_in_a_row_stops_training(
+    small_ppo: PPOConfig, backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An env bug: every runner's env raises at its 30th step, restarted or not. The
+    # defaults (1000 restarts, 100 failures in a row) would retry it for long; the delay
+    # is 0 so that the test is quick.
+    config = always_failing(small_ppo, fail_on=[1, 2], tolerance=100, backend=backend).callbacks(
+        process_helpers.Recreations()
+    )
+    where = faulty_line()
+    with config.build() as algo:
+        with pytest.raises(ValueError, match=r"^env failed at step 30\n") as info:
+            algo.train()
+        recreations = algo.bus.callbacks[0]
+    notes = "\n".join(info.value.__notes__)
+    assert (
+        "failed the same way 3 times in a row, with no sample returned in between "
+        f"(ValueError: env failed at step 30 (at {where})); a restart would fail again"
+    ) in notes
+    assert "max_num_env_runner_restarts=1000" in notes
+    assert recreations.calls == [([1, 2], False), ([1, 2], False)]  # type: ignore[attr-defined]
+    # Each runner's first failure names the user's line once; the next ones only say so.
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    first = [w for w in warnings if "failed; going on without it: ValueError" in w]
+    assert len(first) == 2
+    assert all(w.count(where) == 1 for w in first)
+    again = [w for w in warnings if "failed the same way again (2 times in a row; 3 stop" in w]
+    assert len(again) == 2
+    assert sum(where in w for w in warnings) == 2
+    assert children() == []
+
+
+def test_a_runner_failing_alike_stops_training_though_the_others_sample(
+    small_ppo: PPOConfig,
+) -> None:
+    # Runner 2's samples break the failures in a row of the group, not runner 1's own.
+    config = always_failing(small_ppo, fail_on=[1], tolerance=100)
+    with config.build() as algo:
+        results = [algo.train(), algo.train()]
+        with pytest.raises(ValueError, match=r"^env failed at step 30\n") as info:
+            algo.train()
+    assert [r["env_runner_group"]["num_remote_env_runner_restarts"] for r in results] == [0, 1]
+    assert "env runner 1 failed the same way 3 times in a row" in "\n".join(info.value.__notes__)
+
+
+def test_restarts_failing_the_same_way_three_times_in_a_row_stop_training(
+    small_ppo: PPOConfig, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Runner 1's env raises in step() once; then its constructor raises in every new runner.
+    config = faulty(small_ppo, tmp_path, how="raise", backend="inline", then_init=True)
+    with config.build() as algo:
+        results = [algo.train() for _ in range(3)]  # 1: fails; 2, 3: its restart fails
+        with pytest.raises(ValueError, match=r"^env of runner 1 cannot start again\n") as info:
+            algo.train()  # 4: its restart fails alike a third time
+    assert [r["env_runner_group"]["num_healthy_env_runners"] for r in results] == [1, 1, 1]
+    where = f"{process_helpers.__file__}:{process_helpers.line_of('# Faulty restarts')} in __init__"
+    assert "env runner 1 failed the same way 3 times in a row" in "\n".join(info.value.__notes__)
+    assert where in "\n".join(info.value.__notes__)
+    restarts = [
+        r.getMessage() for r in caplog.records if "restarting env runner 1" in r.getMessage()
+    ]
+    assert len(restarts) == 2
+    assert restarts[0].endswith(
+        f"failed: ValueError: env of runner 1 cannot start again (at {where})"
+    )
+    assert restarts[1].endswith("failed the same way again (2 times in a row; 3 stop training)")
+
+
+def test_failures_alike_with_a_sample_in_between_are_not_in_a_row(small_ppo: PPOConfig) -> None:
+    # Runner 1's env raises at its 150th step, every time: a new runner samples its 100
+    # steps, then fails in the next iteration. Its failures are alike, but a sample comes
+    # between any two of them, so they are never in a row and training goes on.
+    config = always_failing(small_ppo, fail_on=[1], tolerance=100, at_step=150)
+    with config.build() as algo:
+        results = [algo.train() for _ in range(8)]
+    restarts = [r["env_runner_group"]["num_remote_env_runner_restarts"] for r in results]
+    assert restarts == [0, 0, 1, 1, 2, 2, 3, 3]
+    healthy = [r["env_runner_group"]["num_healthy_env_runners"] for r in results]
+    assert healthy == [2, 1] * 4
 
 
 def test_tolerance_zero_raises_the_first_failure_despite_restarts(small_ppo: PPOConfig) -> None:
