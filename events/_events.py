@@ -53,6 +53,12 @@ class BaseEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """
 
     hook: ClassVar[str]
+    live_args: ClassVar[tuple[str, ...]] = ()
+    """The keyword arguments besides ``event`` that the hook's handlers receive, in order:
+    the live objects its publisher passes (None where it has none)."""
+    optional_live_args: ClassVar[frozenset[str]] = frozenset()
+    """Those of ``live_args`` added after the hook was first published: a handler gets one
+    only if it names it or takes ``**kwargs``."""
 
     source: str = ""
     seq: int = 0
@@ -67,6 +73,10 @@ class BaseEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
         DEFINED.append(cls)
 
 
+_EPISODE_ARGS = ("episode", "env_runner", "metrics_logger", "env", "rl_module", "env_index")
+
+_LEARNER_ARGS = ("algorithm", "learner", "module", "batch", "metrics_logger")
+
 # --- Algorithm side -------------------------------------------------------------------------
 
 
@@ -74,6 +84,7 @@ class AlgorithmInit(BaseEvent, frozen=True, kw_only=True, tag="algorithm_init"):
     """Publish after the Algorithm was constructed and set up."""
 
     hook: ClassVar[str] = "on_algorithm_init"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger")
 
     algorithm: str = ""
     """The Algorithm's class name, e.g. ``"PPO"``."""
@@ -83,6 +94,8 @@ class TrainResult(BaseEvent, frozen=True, kw_only=True, tag="train_result"):
     """Publish after each training iteration, before ``train()`` returns."""
 
     hook: ClassVar[str] = "on_train_result"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger", "result", "draft")
+    optional_live_args: ClassVar[frozenset[str]] = frozenset({"draft"})
 
     training_iteration: int = 0
     result: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -92,6 +105,7 @@ class EvaluateStart(BaseEvent, frozen=True, kw_only=True, tag="evaluate_start"):
     """Publish before an evaluation round."""
 
     hook: ClassVar[str] = "on_evaluate_start"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger")
 
     training_iteration: int = 0
 
@@ -100,6 +114,7 @@ class EvaluateEnd(BaseEvent, frozen=True, kw_only=True, tag="evaluate_end"):
     """Publish after an evaluation round, with its metrics."""
 
     hook: ClassVar[str] = "on_evaluate_end"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger", "evaluation_metrics")
 
     training_iteration: int = 0
     evaluation_metrics: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -109,6 +124,7 @@ class CheckpointLoaded(BaseEvent, frozen=True, kw_only=True, tag="checkpoint_loa
     """Publish after ``restore_from_path()`` loaded an Algorithm's state."""
 
     hook: ClassVar[str] = "on_checkpoint_loaded"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger")
 
     path: str = ""
 
@@ -117,6 +133,12 @@ class EnvRunnersRecreated(BaseEvent, frozen=True, kw_only=True, tag="env_runners
     """Publish after failed EnvRunners were restarted."""
 
     hook: ClassVar[str] = "on_env_runners_recreated"
+    live_args: ClassVar[tuple[str, ...]] = (
+        "algorithm",
+        "env_runner_group",
+        "env_runner_indices",
+        "is_evaluation",
+    )
 
     env_runner_indices: list[int] = msgspec.field(default_factory=list)
     is_evaluation: bool = False
@@ -133,6 +155,7 @@ class LearnerUpdateStart(BaseEvent, frozen=True, kw_only=True, tag="learner_upda
     """
 
     hook: ClassVar[str] = "on_learner_update_start"
+    live_args: ClassVar[tuple[str, ...]] = _LEARNER_ARGS
 
     training_iteration: int = 0
     """The iteration in progress: the ``training_iteration`` its ``train()`` result reports."""
@@ -147,6 +170,7 @@ class LearnerUpdateEnd(BaseEvent, frozen=True, kw_only=True, tag="learner_update
     """Publish after each learner update, with the stats it returned (plain floats)."""
 
     hook: ClassVar[str] = "on_learner_update_end"
+    live_args: ClassVar[tuple[str, ...]] = _LEARNER_ARGS
 
     training_iteration: int = 0
     module_id: str = _MODULE_ID
@@ -181,6 +205,7 @@ class EnvironmentCreated(BaseEvent, frozen=True, kw_only=True, tag="environment_
     """Publish after an EnvRunner made its (vector) environment."""
 
     hook: ClassVar[str] = "on_environment_created"
+    live_args: ClassVar[tuple[str, ...]] = ("env_runner", "metrics_logger", "env", "env_context")
 
     env_id: str = ""
     num_envs: int = 1
@@ -193,6 +218,7 @@ class EpisodeCreated(BaseEvent, frozen=True, kw_only=True, tag="episode_created"
     """Publish for every new episode object, before its sub-env is reset."""
 
     hook: ClassVar[str] = "on_episode_created"
+    live_args: ClassVar[tuple[str, ...]] = _EPISODE_ARGS
 
     episode_id: str = ""
     env_index: int = 0
@@ -204,6 +230,7 @@ class EpisodeStart(BaseEvent, frozen=True, kw_only=True, tag="episode_start"):
     """Publish after the reset, once the first observation is in the episode."""
 
     hook: ClassVar[str] = "on_episode_start"
+    live_args: ClassVar[tuple[str, ...]] = _EPISODE_ARGS
 
     episode_id: str = ""
     env_index: int = 0
@@ -221,6 +248,7 @@ class EpisodeStep(BaseEvent, frozen=True, kw_only=True, omit_defaults=True, tag=
     """
 
     hook: ClassVar[str] = "on_episode_step"
+    live_args: ClassVar[tuple[str, ...]] = _EPISODE_ARGS
 
     episode_id: str = ""
     env_index: int = 0
@@ -243,6 +271,7 @@ class EpisodeEnd(BaseEvent, frozen=True, kw_only=True, tag="episode_end"):
     """
 
     hook: ClassVar[str] = "on_episode_end"
+    live_args: ClassVar[tuple[str, ...]] = _EPISODE_ARGS
 
     episode_id: str = ""
     env_index: int = 0
@@ -257,6 +286,7 @@ class SampleEnd(BaseEvent, frozen=True, kw_only=True, tag="sample_end"):
     """Publish at the end of each ``sample()`` call."""
 
     hook: ClassVar[str] = "on_sample_end"
+    live_args: ClassVar[tuple[str, ...]] = ("env_runner", "metrics_logger", "samples")
 
     num_env_steps: int = 0
     episode_ids: list[str] = msgspec.field(default_factory=list)
@@ -266,6 +296,7 @@ class PostprocessTrajectory(BaseEvent, frozen=True, kw_only=True, tag="postproce
     """Publish after ``on_episode_end``, before the episode goes to the learner."""
 
     hook: ClassVar[str] = "on_postprocess_trajectory"
+    live_args: ClassVar[tuple[str, ...]] = ("episode", "env_runner", "metrics_logger")
 
     episode_id: str = ""
     env_index: int = 0

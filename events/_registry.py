@@ -181,6 +181,12 @@ def _check_live_args(cls: type[BaseEvent], where: str) -> None:
             f"{where}: live_args must be a tuple of distinct argument names other than "
             f"'event', e.g. ('request',), got {live!r}"
         )
+    optional: object = getattr(cls, "optional_live_args", frozenset())
+    if not isinstance(optional, frozenset) or not optional <= set(live):
+        raise ConfigError(
+            f"{where}: optional_live_args must be a frozenset of names among its live_args "
+            f"{live!r}, got {optional!r}"
+        )
 
 
 def _hook_of(cls: type) -> Any:

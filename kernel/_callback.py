@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import warnings
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, ClassVar
 
-from hookbus.events import HOOKS, event_types
+from hookbus.events import HOOKS, BaseEvent, event_types
 
 from ._errors import ConfigError, HookbusWarning, user_stacklevel
 
@@ -57,56 +57,27 @@ class Callback:
         """Return the hooks to subscribe to among those overridden, or None for all of them."""
         return None
 
-    # The hooks, as no-ops. Overriding one puts this class in that hook's chain.
 
-    def on_algorithm_init(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle the end of the Algorithm's setup."""
+def _no_op(hook: str, event: type[BaseEvent]) -> Callable[..., Any]:
+    """Return ``Callback``'s no-op for ``hook``, documented from its event type."""
 
-    def on_train_result(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle a training iteration's result; keys added to ``result`` are returned."""
+    def handler(self: Callback, *args: Any, **kwargs: Any) -> Any:
+        pass
 
-    def on_evaluate_start(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle the start of an evaluation round."""
+    summary = (event.__doc__ or "").strip().splitlines()[0]
+    when = summary.removeprefix("Publish ").rstrip(".")
+    handler.__name__ = hook
+    handler.__qualname__ = f"Callback.{hook}"
+    handler.__doc__ = f"Handle ``{event.__name__}``, published {when}; see ``events``."
+    return handler
 
-    def on_evaluate_end(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle the end of an evaluation round; ``evaluation_metrics`` may be edited."""
 
-    def on_checkpoint_loaded(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle an Algorithm restored from a checkpoint."""
-
-    def on_env_runners_recreated(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle failed EnvRunners being restarted."""
-
-    def on_learner_update_start(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle the start of a learner update; changes to the learner (``lr``) apply to it."""
-
-    def on_learner_update_end(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle the end of a learner update; its stats are in ``event.stats``."""
-
-    def on_environment_created(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle an EnvRunner's new (vector) environment."""
-
-    def on_episode_created(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle a new episode, before its sub-env is reset."""
-
-    def on_episode_start(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle an episode's first observation."""
-
-    def on_episode_step(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle an env step, once it is in the episode; the step that ends it included.
-
-        An episode of N steps calls this N times (as RLlib does). On the last call the
-        episode is already ``is_terminated`` or ``is_truncated``; ``on_episode_end`` follows.
-        """
-
-    def on_episode_end(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle a finished episode (terminated or truncated), after its last step's call."""
-
-    def on_sample_end(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle the end of a ``sample()`` call."""
-
-    def on_postprocess_trajectory(self, *args: Any, **kwargs: Any) -> Any:
-        """Handle a finished episode before it goes to the learner (rewards may change)."""
+# The hooks, as no-ops made from ``events.HOOKS`` (a hook is declared once, by its event
+# type): overriding one puts the class in that hook's chain, and ``super().on_x(...)``
+# works in every override.
+for _hook, _event in HOOKS.items():
+    setattr(Callback, _hook, _no_op(_hook, _event))
+del _hook, _event
 
 
 def overridden_hooks(callback: object) -> list[str]:

@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Collection
 from typing import Any, BinaryIO, NoReturn
 
-from hookbus.events import BaseEvent, codec
+from hookbus.events import HOOKS, BaseEvent, codec
 
 from ._callback import Callback
 from ._errors import ConfigError, RecordingError
@@ -152,22 +152,6 @@ class Recorder(Callback):
         self.record(event=event)
         self.flush()
 
-    on_algorithm_init = record
-    on_evaluate_start = record
-    on_evaluate_end = record
-    on_checkpoint_loaded = record
-    on_env_runners_recreated = record
-    on_learner_update_start = record
-    on_learner_update_end = record
-    on_environment_created = record
-    on_episode_created = record
-    on_episode_start = record
-    on_episode_step = record
-    on_episode_end = record
-    on_postprocess_trajectory = record
-    on_sample_end = record_and_flush
-    on_train_result = record_and_flush
-
     def flush(self) -> None:
         """Write buffered events to the file."""
         if self._file is not None and self._buffer:
@@ -201,6 +185,14 @@ class Recorder(Callback):
 
     def __repr__(self) -> str:
         return f"Recorder({self.path!r}, hooks={self.hooks!r}, format={self.format!r})"
+
+
+# Every hook records (its handler is the class's, so the bus sees it as overridden); those
+# that end a batch of work also write the buffer out, so a crash loses at most one batch.
+_FLUSHED_AT = frozenset({"on_sample_end", "on_train_result"})
+for _hook in HOOKS:
+    setattr(Recorder, _hook, Recorder.record_and_flush if _hook in _FLUSHED_AT else Recorder.record)
+del _hook
 
 
 def _not_encoded(obj: Any, exc: Exception) -> codec.CodecError:

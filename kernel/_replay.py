@@ -1,41 +1,26 @@
-"""Replaying recorded events into callbacks, with the episodes rebuilt from the events."""
+"""Replaying recorded events into callbacks, with the live arguments the installed rules rebuild.
+
+The kernel publishes; what a hook's live arguments are rebuilt from (episodes from their
+events) is the rules' business (``_rules``: the hooks' rules live with the runners).
+"""
 
 from __future__ import annotations
 
 import os
-import warnings
-from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from hookbus.events import (
-    BaseEvent,
-    EnvironmentCreated,
-    EpisodeCreated,
-    EpisodeEnd,
-    EpisodeStart,
-    EpisodeStep,
-    EvaluateEnd,
-    LearnerUpdateEnd,
-    PostprocessTrajectory,
-    SampleEnd,
-    TrainResult,
-)
+from hookbus.events import BaseEvent
 from hookbus.metrics import MetricsLogger
 
 from ._bus import Bus
-from ._episode import Episode
-from ._errors import ConfigError, HookbusWarning
-from ._hooks import event_type_for, live_args_of
-from ._learner_loggers import LearnerLoggers
-from ._multi_agent_episode import MultiAgentEpisode
+from ._errors import ConfigError
+from ._hooks import event_type_for
 from ._read import read_recording
 from ._recorded_types import UnknownEvent, unknown_type_error
-from ._replay_agents import multi_agent_from, replay_reset, replay_step
+from ._rules import ReplayRules, rules_for
 
 __all__ = ("MAX_OPEN_EPISODES", "replay")
-
-AnyEpisode = Episode | MultiAgentEpisode
 
 MAX_OPEN_EPISODES = 10_000
 """How many unfinished episodes replay keeps by default (``max_open_episodes``)."""
@@ -58,8 +43,9 @@ async def replay(
     ``source`` is a recording's path or any iterable of events. Handlers run on ``bus``, or
     on a bus built from ``callbacks`` and ``bus_options`` exactly as ``config.callbacks(...)``
     builds one (a class, an instance or a list; ``on_error=``; per-hook callables). They get
-    the live arguments replay can rebuild: episodes (from the recorded EpisodeCreated, Start,
-    Step and End events: returns, lengths, observations, actions, rewards, infos and
+    the live arguments replay can rebuild (the installed rules do, docs/recording.md; the
+    hooks' rules come with hookbus's runners): episodes (from the recorded EpisodeCreated,
+    Start, Step and End events: returns, lengths, observations, actions, rewards, infos and
     temporary data work; a ``MultiAgentEpisode`` for events carrying ``agents``, though
     ``on_episode_created`` still gets a single-agent placeholder, whose ``custom_data``
     carries over), ``metrics_logger`` (the given one, or a fresh one shared by all
@@ -75,9 +61,10 @@ async def replay(
     after the events before it were published, unless ``sources`` leaves it out. ``hooks``
     cannot: its hook is not recorded, and a tag does not say it.
 
-    At most ``max_open_episodes`` unfinished episodes are kept (a recording without episode
-    ends never finishes any): past that, the least recently active one is dropped, with one
-    HookbusWarning per replay, and a later event of it starts a fresh episode.
+    At most ``max_open_episodes`` unfinished episodes (the rules' bound on what they keep
+    open) are kept (a recording without episode ends never finishes any): past that, the
+    least recently active one is dropped, with one HookbusWarning per replay, and a later
+    event of it starts a fresh episode.
     """
     if bus is not None and (callbacks is not None or bus_options):
         raise ConfigError("replay() takes either bus= or callbacks (and their options), not both")
@@ -97,8 +84,10 @@ async def replay(
         )
     else:
         events = source
-    rebuilder = _Episodes(max_open_episodes)
-    learners = LearnerLoggers(logger)  # the learner hooks' loggers, as the Algorithm's
+    rules: dict[type[BaseEvent], ReplayRules] = rules_for(
+        lambda r: r.replay_rules(logger, max_open_episodes)
+    )
+    plain = {"metrics_logger": logger}  # for an event of no rules whose type takes a logger
     count = 0
     try:
         for event in events:
@@ -106,126 +95,20 @@ async def replay(
                 if keep_sources is not None and event.source not in keep_sources:
                     continue
                 raise unknown_type_error(event, file)
-            live = rebuilder.live_arguments(event, logger)
+            own = rules.get(type(event))
+            if own is not None:
+                live = own.live_arguments(event)
+            else:
+                live = plain if "metrics_logger" in event.live_args else {}
             if keep_types is not None and type(event) not in keep_types:
                 continue
             if keep_sources is not None and event.source not in keep_sources:
                 continue
-            learner_logger = learners.for_event(event)
-            if learner_logger is not None:
-                live["metrics_logger"] = learner_logger
             await bus.publish(event, **live)
-            if isinstance(event, LearnerUpdateEnd):
-                learners.update_done(event.module_id)
+            if own is not None:
+                own.published(event)
             count += 1
     finally:
         if own_bus:
             bus.close()
     return count
-
-
-class _Episodes:
-    """Rebuild episodes from their events, per source (episode ids are unique anyway)."""
-
-    # Ended episodes are kept for on_postprocess_trajectory and on_sample_end; a recording
-    # without sample ends would keep them forever, so only the newest few are kept.
-    MAX_FINISHED = 10_000
-
-    def __init__(self, max_open: int) -> None:
-        # Unfinished episodes, least recently active first: a recording without episode
-        # ends (hooks=["on_episode_start"]) would otherwise grow this without bound.
-        self.live: OrderedDict[str, AnyEpisode] = OrderedDict()
-        self.max_open = max_open
-        self.dropped = 0
-        self.finished: OrderedDict[str, AnyEpisode] = OrderedDict()
-
-    def live_arguments(self, event: BaseEvent, logger: MetricsLogger) -> dict[str, Any]:
-        """Update the episodes with ``event``; return the live arguments it is published with."""
-        if isinstance(event, EpisodeCreated | EpisodeStart | EpisodeStep | EpisodeEnd):
-            episode = self._episode_for(event)
-            return {"episode": episode, "metrics_logger": logger, "env_index": event.env_index}
-        if isinstance(event, PostprocessTrajectory):
-            # ``is None``, not ``or``: an episode of no recorded steps has len 0, so is falsy.
-            finished = self.finished.get(event.episode_id)
-            episode = finished if finished is not None else self._episode_for(event)
-            return {"episode": episode, "metrics_logger": logger}
-        if isinstance(event, SampleEnd):
-            samples = [self._sampled(i) for i in event.episode_ids]
-            self.finished.clear()
-            return {"metrics_logger": logger, "samples": [s for s in samples if s is not None]}
-        if isinstance(event, TrainResult):
-            return {"metrics_logger": logger, "result": event.result}
-        if isinstance(event, EvaluateEnd):
-            return {"metrics_logger": logger, "evaluation_metrics": event.evaluation_metrics}
-        if isinstance(event, EnvironmentCreated):
-            return {"metrics_logger": logger}
-        return {"metrics_logger": logger} if "metrics_logger" in live_args_of(event.hook) else {}
-
-    def _sampled(self, episode_id: str) -> AnyEpisode | None:
-        episode = self.finished.pop(episode_id, None)
-        return episode if episode is not None else self.live.get(episode_id)
-
-    def _episode_for(self, event: Any) -> AnyEpisode:
-        episode = self.live.get(event.episode_id)
-        if episode is None:
-            if isinstance(event, EpisodeCreated) and event.multi_agent:
-                episode = MultiAgentEpisode(event.env_index, event.episode_id)
-            else:  # a placeholder in recordings older than the multi_agent flag
-                episode = Episode(env_index=event.env_index, id_=event.episode_id)
-            self.live[event.episode_id] = episode
-            if len(self.live) > self.max_open:
-                self._drop_least_recent()
-        else:
-            self.live.move_to_end(event.episode_id)  # O(1): keeps the LRU order
-        # An episode is a MultiAgentEpisode exactly when its start or steps carry agents, so
-        # on the single-agent branches ``episode`` is an Episode (mypy cannot know that).
-        if isinstance(event, EpisodeStart):
-            if event.agents is None:
-                episode.add_reset(event.observation, event.info)  # type: ignore[union-attr]
-            else:
-                episode = self._multi_agent(episode, event)
-                replay_reset(episode, event)
-        elif isinstance(event, EpisodeStep):  # every step, the last one too (format 2)
-            if event.agents is None:
-                episode.add_step(  # type: ignore[union-attr]
-                    event.observation,
-                    event.action,
-                    event.reward,
-                    event.terminated,
-                    event.truncated,
-                    event.info,
-                )
-            else:
-                episode = self._multi_agent(episode, event)
-                replay_step(episode, event)
-        elif isinstance(event, EpisodeEnd):  # no step of its own: it follows the last one
-            # Set again from the end, for recordings made without on_episode_step.
-            if event.ended_early and isinstance(episode, MultiAgentEpisode):
-                episode.truncate()  # as the runner did: its agents leave truncated
-            episode.is_terminated, episode.is_truncated = event.terminated, event.truncated
-            self.finished[event.episode_id] = self.live.pop(event.episode_id)
-            if len(self.finished) > self.MAX_FINISHED:
-                self.finished.popitem(last=False)
-        return episode
-
-    def _multi_agent(
-        self, episode: AnyEpisode, event: EpisodeStart | EpisodeStep
-    ) -> MultiAgentEpisode:
-        multi = multi_agent_from(episode, event)
-        if multi is not episode:
-            self.live[event.episode_id] = multi  # the placeholder's place in the LRU order
-        return multi
-
-    def _drop_least_recent(self) -> None:
-        episode_id, _ = self.live.popitem(last=False)
-        self.dropped += 1
-        if self.dropped == 1:
-            warnings.warn(
-                f"replay keeps at most max_open_episodes={self.max_open} unfinished "
-                f"episodes and {self.max_open + 1} were open: it dropped the least recently "
-                f"active one ({episode_id!r}) and drops more as needed without warning again; "
-                "a later event of a dropped episode starts a fresh episode without the steps "
-                "before. Record on_episode_end, or pass a larger max_open_episodes",
-                HookbusWarning,
-                stacklevel=5,  # the caller of replay()
-            )

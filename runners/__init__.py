@@ -1,11 +1,12 @@
-"""Publishers: EnvRunners stepping gymnasium envs, the Algorithm, and numpy learners."""
+"""Publishers: EnvRunners stepping gymnasium envs, the Algorithm, and numpy learners.
+
+``Algorithm``, ``PPO`` and ``DQN`` are imported on first use: with Ray Tune installed their
+base is Tune's ``Trainable``, which takes seconds to import (``algorithm/_tune.py``).
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from hookbus.events._public import publish_names
-from hookbus.kernel import (
-    Episode as Episode,
-    MultiAgentEpisode as MultiAgentEpisode,
-    SingleAgentEpisode as SingleAgentEpisode,
-)
 
 from ._errors import AlgorithmStateError as AlgorithmStateError, MainGuardError as MainGuardError
 from ._exploration import (
@@ -15,7 +16,6 @@ from ._exploration import (
 )
 from ._rl_module import MultiRLModule as MultiRLModule, RLModule as RLModule
 from .algorithm import (
-    Algorithm as Algorithm,
     Learner as Learner,
     MultiLearner as MultiLearner,
     ResultDraft as ResultDraft,
@@ -27,7 +27,6 @@ from .algorithms import (
     get_trainable_cls as get_trainable_cls,
 )
 from .algorithms.dqn import (
-    DQN as DQN,
     DQNConfig as DQNConfig,
     DQNLearner as DQNLearner,
     DQNModule as DQNModule,
@@ -35,7 +34,6 @@ from .algorithms.dqn import (
     ReplayBuffer as ReplayBuffer,
 )
 from .algorithms.ppo import (
-    PPO as PPO,
     PPOConfig as PPOConfig,
     PPOLearner as PPOLearner,
     PPOModule as PPOModule,
@@ -72,6 +70,17 @@ from .envs import (
     make_multi_agent as make_multi_agent,
     register_env as register_env,
 )
+from .episodes import (
+    ALL_AGENTS as ALL_AGENTS,
+    Episode as Episode,
+    LearnerLoggers as LearnerLoggers,
+    MultiAgentEpisode as MultiAgentEpisode,
+    SingleAgentEpisode as SingleAgentEpisode,
+    apply_reset as apply_reset,
+    apply_step as apply_step,
+    reset_agents as reset_agents,
+    step_agents as step_agents,
+)
 from .fleet import EnvRunnerGroup as EnvRunnerGroup
 from .reporting import (
     CsvLogger as CsvLogger,
@@ -82,6 +91,7 @@ from .reporting import (
 )
 
 __all__ = (
+    "ALL_AGENTS",
     "BACKENDS",
     "DQN",
     "PPO",
@@ -104,6 +114,7 @@ __all__ = (
     "InlineEnvRunner",
     "JsonLogger",
     "Learner",
+    "LearnerLoggers",
     "MainGuardError",
     "MultiAgentCartPole",
     "MultiAgentEnv",
@@ -134,16 +145,39 @@ __all__ = (
     "TensorBoardLogger",
     "Trajectory",
     "add_rllib_example_script_args",
+    "apply_reset",
+    "apply_step",
     "get_trainable_cls",
     "list_checkpoints",
     "make_multi_agent",
     "output_callbacks",
     "plot_runs",
     "register_env",
+    "reset_agents",
     "run_rllib_example_script_experiment",
+    "step_agents",
 )
 
+if TYPE_CHECKING:
+    from .algorithm import Algorithm as Algorithm
+    from .algorithms.dqn import DQN as DQN
+    from .algorithms.ppo import PPO as PPO
+
+_ON_FIRST_USE = {"Algorithm": ".algorithm", "PPO": ".algorithms.ppo", "DQN": ".algorithms.dqn"}
+"""The Algorithm family: each name from its package, imported when first looked up."""
+
 # Objects report this package as their module (for docs and reprs), not the private
-# module below it that defines them.
-publish_names(__name__, globals(), __all__)
+# module below it that defines them (the Algorithm family's modules publish theirs).
+publish_names(__name__, globals(), [name for name in __all__ if name not in _ON_FIRST_USE])
 del publish_names
+
+
+def __getattr__(name: str) -> Any:
+    package = _ON_FIRST_USE.get(name)
+    if package is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(package, __name__), name)
+    globals()[name] = value  # made once: later lookups find it here
+    return value

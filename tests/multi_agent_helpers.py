@@ -20,8 +20,14 @@ from hookbus.events import (
 )
 
 # The runner's publishing helpers (issue 18's contract); not public names yet.
-from hookbus.kernel import Episode, MultiAgentEpisode, reset_agents, step_agents
-from hookbus.runners import MultiAgentCartPole, MultiAgentEnv
+from hookbus.runners import (
+    Episode,
+    MultiAgentCartPole,
+    MultiAgentEnv,
+    MultiAgentEpisode,
+    reset_agents,
+    step_agents,
+)
 
 SOURCE = "env_runner:0"
 

@@ -62,3 +62,28 @@ def test_docs_api_page_names_every_public_object(name: str) -> None:
     module = importlib.import_module(name)
     missing = [attr for attr in module.__all__ if f"`{attr}`" not in page]
     assert not missing, f"docs/api.md does not name {missing} of {name}"
+
+
+MOVED_TO_RUNNERS = [
+    "ALL_AGENTS",
+    "Episode",
+    "LearnerLoggers",
+    "MultiAgentEpisode",
+    "SingleAgentEpisode",
+    "apply_reset",
+    "apply_step",
+    "reset_agents",
+    "step_agents",
+]
+
+
+@pytest.mark.parametrize("name", MOVED_TO_RUNNERS)
+def test_names_that_left_the_kernel_say_where_they_went(name: str) -> None:
+    kernel = importlib.import_module("hookbus.kernel")
+    runners = importlib.import_module("hookbus.runners")
+    assert name in runners.__all__
+    assert name not in kernel.__all__
+    with pytest.raises(AttributeError, match=rf"hookbus\.runners\.{name}\b"):
+        getattr(kernel, name)
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchName'"):
+        kernel.NoSuchName  # noqa: B018 -- the access is the test

@@ -8,7 +8,8 @@ import anyio
 import anyio.lowlevel
 
 from hookbus.events import EpisodeEnd
-from hookbus.kernel import Bus, Callback, Episode
+from hookbus.kernel import Bus, Callback
+from hookbus.runners import Episode
 
 
 class Debug(Callback):

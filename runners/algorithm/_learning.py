@@ -11,11 +11,12 @@ import gymnasium as gym
 import numpy as np
 
 from hookbus.events import LearnerUpdateEnd, LearnerUpdateStart
-from hookbus.kernel import LearnerLoggers, Publisher
+from hookbus.kernel import Publisher
 from hookbus.metrics import MetricsLogger
 
 from ..config import effective_model_config
 from ..env_runner import EnvRunner, MultiAgentEnvRunner
+from ..episodes import LearnerLoggers
 from ._learner import AnyLearner, Learner, MultiLearner
 
 if TYPE_CHECKING:

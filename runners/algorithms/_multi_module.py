@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
-from hookbus.kernel import Episode, MultiAgentEpisode
-
 from .._rl_module import RLModule
 from ..algorithm import Learner, Spaces, check_structure
 from ..config import DEFAULT_MODULE_ID
+from ..episodes import Episode, MultiAgentEpisode
 
 __all__ = ("MultiAgentLearner", "MultiAgentModule")
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hookbus.kernel import Bus, Control, Episode
+from hookbus.kernel import Bus, Control
 
 from ..env_runner import SampleRequest, SampleSummary
+from ..episodes import Episode
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig

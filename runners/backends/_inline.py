@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from hookbus.kernel import Bus, Control, Episode
+from hookbus.kernel import Bus, Control
 
 from ..env_runner import EnvRunner, SampleRequest, SampleSummary, env_runner_class
+from ..episodes import Episode
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig

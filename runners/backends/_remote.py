@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import cloudpickle
 
 from hookbus.events import BaseEvent
-from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Control, Episode
+from hookbus.kernel import LIVE_ARGS, Bus, ConfigError, Control
 
 from ..env_runner import SampleRequest, SampleSummary
+from ..episodes import Episode
 from ._services import serve
 from ._wire import (
     Call,

@@ -13,7 +13,7 @@ from typing import Any, overload
 import msgspec
 import numpy as np
 
-from hookbus.kernel import Episode, MultiAgentEpisode
+from ..episodes import Episode, MultiAgentEpisode
 
 __all__ = (
     "WireEpisode",

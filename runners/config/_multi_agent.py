@@ -10,9 +10,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hookbus.kernel import ConfigError, Episode, MultiAgentEpisode
+from hookbus.kernel import ConfigError
 
 from ..envs import MultiAgentEnv, resolve_env
+from ..episodes import Episode, MultiAgentEpisode
 
 __all__ = (
     "DEFAULT_MODULE_ID",

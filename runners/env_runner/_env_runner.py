@@ -9,11 +9,12 @@ import msgspec
 import numpy as np
 
 from hookbus.events import SampleEnd
-from hookbus.kernel import Bus, Control, Episode, Publisher
+from hookbus.kernel import Bus, Control, Publisher
 from hookbus.metrics import MetricsLogger
 
 from .._loop import LoopThread, blocking
 from ..envs import EnvContext, EnvToModule, env_name, foreach_sub_env
+from ..episodes import Episode
 from ._lifecycle import EpisodeLifecycle
 from ._requests import SampleRequest, SampleSummary
 from ._sampling import Sampling, Steps, StepsFactory

@@ -13,9 +13,10 @@ from hookbus.events import (
     EpisodeStart,
     PostprocessTrajectory,
 )
-from hookbus.kernel import Dispatcher, MultiAgentEpisode, Publisher
+from hookbus.kernel import Dispatcher, Publisher
 
 from ..envs import env_name
+from ..episodes import MultiAgentEpisode
 
 __all__ = ("EpisodeLifecycle",)
 

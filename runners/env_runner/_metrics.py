@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hookbus.events import SampleEnd
-from hookbus.kernel import Callback, ConfigError, Episode, MultiAgentEpisode
+from hookbus.kernel import Callback, ConfigError
 from hookbus.metrics import MetricsLogger
 
 from ..config import DEFAULT_MODULE_ID
+from ..episodes import Episode, MultiAgentEpisode
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig

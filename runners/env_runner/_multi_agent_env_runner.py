@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from hookbus.events import EpisodeStep
-from hookbus.kernel import ConfigError, MultiAgentEpisode, reset_agents, step_agents
+from hookbus.kernel import ConfigError
 
 from .._exploration import make_exploration
 from ..config import is_multi_agent, mapping_fn, module_spaces
@@ -22,6 +22,7 @@ from ..envs import (
     multi_agent_pipeline,
     vectorize_mode,
 )
+from ..episodes import MultiAgentEpisode, reset_agents, step_agents
 from ._env_runner import EnvRunner
 from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling

@@ -16,13 +16,14 @@ import gymnasium as gym
 import pytest
 
 from hookbus.events import HOOKS
-from hookbus.kernel import LIVE_ARGS, Callback, Episode
+from hookbus.kernel import LIVE_ARGS, Callback
 from hookbus.metrics import MetricsLogger
 from hookbus.runners import (
     Algorithm,
     EnvContext,
     EnvRunner,
     EnvRunnerGroup,
+    Episode,
     PPOConfig,
     PPOLearner,
     PPOModule,

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hookbus.kernel import Callback, ConfigError, MultiAgentEpisode
+from hookbus.kernel import Callback, ConfigError
 from hookbus.runners import (
     MultiAgentCartPole,
+    MultiAgentEpisode,
     PolicySpec,
     PPOConfig,
     make_multi_agent,

@@ -10,13 +10,16 @@ import pytest
 
 from hookbus.kernel import (
     Callback,
-    MultiAgentEpisode,
     Recorder,
     check_lifecycle,
     read_recording,
     replay_into,
 )
-from hookbus.runners import MultiAgentCartPole, PPOConfig
+from hookbus.runners import (
+    MultiAgentCartPole,
+    MultiAgentEpisode,
+    PPOConfig,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
 import process_helpers

@@ -8,9 +8,8 @@ import pickle
 import weakref
 
 from hookbus.events import SampleEnd
-from hookbus.kernel import Episode
 from hookbus.metrics import MetricsLogger
-from hookbus.runners import EnvRunnerMetrics
+from hookbus.runners import EnvRunnerMetrics, Episode
 
 
 def episode(rewards: list[float]) -> Episode:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from hookbus.kernel import Episode
-from hookbus.runners import DQNModule
+from hookbus.runners import DQNModule, Episode
 from hookbus.runners.algorithms.dqn._transitions import NStepTransitions
 
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hookbus.kernel import Episode
+from ...episodes import Episode
 
 __all__ = ("NStepTransitions",)
 

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from hookbus.kernel import ConfigError, Episode, MultiAgentEpisode
+from hookbus.kernel import ConfigError
 
 from ...algorithm import Algorithm, Learner, LearnerSettings, Spaces
 from ...config import (
@@ -20,6 +20,7 @@ from ...config import (
     section,
     trains_module,
 )
+from ...episodes import Episode, MultiAgentEpisode
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
 from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings

@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hookbus.kernel import Callback, ConfigError, Episode, MultiAgentEpisode
+from hookbus.kernel import Callback, ConfigError
 from hookbus.runners import (
     DQNConfig,
+    Episode,
     MultiAgentCartPole,
+    MultiAgentEpisode,
     MultiAgentLearner,
     MultiAgentModule,
     PPOConfig,

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hookbus.kernel import Episode, MultiAgentEpisode
+from hookbus.runners import Episode, MultiAgentEpisode
 from hookbus.runners.backends._wire import (
     Sampled,
     decode_reply,

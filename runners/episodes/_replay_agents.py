@@ -9,10 +9,10 @@ from __future__ import annotations
 from msgspec import UNSET
 
 from hookbus.events import AgentData, EpisodeStart, EpisodeStep
+from hookbus.kernel import LifecycleError
 
 from ._agent_events import apply_reset, apply_step
 from ._episode import Episode
-from ._errors import LifecycleError
 from ._multi_agent_episode import MultiAgentEpisode
 
 __all__ = ("multi_agent_from", "replay_reset", "replay_step")

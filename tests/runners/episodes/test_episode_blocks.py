@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hookbus.events.codec import decode_msgpack, encode_msgpack
-from hookbus.kernel import Episode
+from hookbus.runners import Episode
 
 OBS = np.arange(24, dtype=np.float32).reshape(6, 4)  # the reset's row, then five steps
 ACTIONS = np.array([1, 0, 1, 1, 0])

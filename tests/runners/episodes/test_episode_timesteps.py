@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from hookbus.events.codec import decode_json, decode_msgpack, encode_json, encode_msgpack
-from hookbus.kernel import Episode, MultiAgentEpisode
+from hookbus.runners import Episode, MultiAgentEpisode
 
 
 class FakeClock:
@@ -35,7 +35,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """Give a fake clock that the episode modules read instead of ``time.perf_counter``."""
     fake = FakeClock()
     for module in ("_episode", "_multi_agent_episode", "_multi_agent_copies"):
-        monkeypatch.setattr(f"hookbus.kernel.{module}.perf_counter", fake)
+        monkeypatch.setattr(f"hookbus.runners.episodes.{module}.perf_counter", fake)
     return fake
 
 

@@ -13,11 +13,13 @@ import pytest
 from hookbus.events import EpisodeStart, EpisodeStep
 from hookbus.kernel import (
     Callback,
-    Episode,
     LifecycleError,
-    MultiAgentEpisode,
     Recorder,
     replay,
+)
+from hookbus.runners import (
+    Episode,
+    MultiAgentEpisode,
 )
 
 sys.path.insert(0, str(Path(__file__).parents[1]))

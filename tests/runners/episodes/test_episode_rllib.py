@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hookbus.kernel import Episode, MultiAgentEpisode, SingleAgentEpisode
+from hookbus.runners import Episode, MultiAgentEpisode, SingleAgentEpisode
 
 
 def stepped(steps: int, *, t: int = 0) -> Episode:

@@ -1,0 +1,178 @@
+"""Event rules: what a package teaches ``replay`` and ``check_lifecycle`` about its event types.
+
+The kernel knows events only as typed records with live arguments. What a recorded event
+means beyond that (which live objects to rebuild from it, which orders of events are
+legal) belongs to the package that defines the events: hookbus's runners for the hooks
+(episodes, learner updates), a service for its own types. Such a package declares an
+object in the entry-point group ``hookbus.rules``; the kernel loads the installed ones the
+first time replay or a lifecycle check runs. Installed code only: nothing a recording says
+chooses what is loaded (SPEC.md, "Data never names code").
+
+Without rules for its type, an event replays with ``metrics_logger`` only (if its type
+declares it among its ``live_args``) and is counted, not checked, by ``check_lifecycle``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Mapping
+from importlib.metadata import entry_points
+from typing import Any, NamedTuple, Protocol
+
+from hookbus.events import BaseEvent
+from hookbus.metrics import MetricsLogger
+
+from ._errors import ConfigError
+
+__all__ = (
+    "RULES_GROUP",
+    "EventRules",
+    "LifecycleRules",
+    "ReplayRules",
+    "Violations",
+    "installed_rules",
+    "rules_for",
+)
+
+RULES_GROUP = "hookbus.rules"
+"""The entry-point group naming ``EventRules`` objects (docs/recording.md)."""
+
+
+class ReplayRules(Protocol):
+    """One replay's state for some event types: rebuild the live arguments of their events."""
+
+    def live_arguments(self, event: BaseEvent) -> dict[str, Any]:
+        """Take ``event`` into the state; return the live arguments to publish it with.
+
+        Called for every recorded event of the rules' types, in order, also for those
+        that ``hooks=`` or ``sources=`` keep from being published.
+        """
+        ...
+
+    def published(self, event: BaseEvent) -> None:
+        """Note that ``event``'s handlers have all run (a published event only)."""
+        ...
+
+
+class Violations:
+    """The rule breaks a lifecycle check found: the first one that counts is raised.
+
+    A rule relating two hooks presupposes both in the stream; ``needs`` names the event
+    types it presupposes, and a break counts only if all of them occurred (known at the
+    stream's end). Per set of ``needs`` the earliest break is kept.
+    """
+
+    __slots__ = ("found", "index")
+
+    def __init__(self) -> None:
+        self.index = 0
+        """The position in the stream of the event being checked."""
+        self.found: dict[frozenset[type[BaseEvent]], tuple[int, BaseEvent, str]] = {}
+
+    def flag(
+        self, event: BaseEvent, rule: str, *needs: type[BaseEvent], at: int | None = None
+    ) -> None:
+        """Note that ``event`` breaks ``rule`` (at the current position, unless ``at``)."""
+        key = frozenset(needs)
+        where = self.index if at is None else at
+        first = self.found.get(key)
+        if first is None or where < first[0]:
+            self.found[key] = (where, event, rule)
+
+    def first(self, present: Collection[type[BaseEvent]]) -> tuple[BaseEvent, str] | None:
+        """Return the earliest break whose presupposed event types are all ``present``."""
+        counted = [found for needs, found in self.found.items() if needs <= set(present)]
+        if not counted:
+            return None
+        _, event, rule = min(counted, key=lambda found: found[0])
+        return event, rule
+
+
+class LifecycleRules(Protocol):
+    """One lifecycle check's state for some event types: the rules their events keep.
+
+    The kernel checks what every event keeps (``seq`` counting each source's events
+    without gaps); these rules check the rest, through ``violations.flag``.
+    """
+
+    def restarts(self, event: BaseEvent) -> bool:
+        """Return whether ``event`` begins a new life of its source (numbering anew).
+
+        Called before ``check``, for every event of the rules' types.
+        """
+        ...
+
+    def check(self, event: BaseEvent, violations: Violations) -> None:
+        """Check ``event`` against what came before it."""
+        ...
+
+    def finish(self, violations: Violations, allow_open: bool) -> Mapping[str, int]:
+        """Check the stream's end; return counts for the summary (``LifecycleSummary``
+        fields, e.g. ``episodes``)."""
+        ...
+
+
+class EventRules(Protocol):
+    """What the entry-point group ``hookbus.rules`` names: rules for some event types."""
+
+    types: Collection[type[BaseEvent]]
+    """The event types these rules are about (the others are not passed to them)."""
+
+    def replay_rules(self, metrics_logger: MetricsLogger, max_open: int) -> ReplayRules:
+        """Return fresh replay state; ``max_open`` bounds what stays open (episodes)."""
+        ...
+
+    def lifecycle_rules(self) -> LifecycleRules:
+        """Return fresh lifecycle-check state."""
+        ...
+
+
+class _Loaded(NamedTuple):
+    rules: tuple[EventRules, ...]
+    by_type: dict[type[BaseEvent], int]  # an event type -> the index of its rules
+
+
+_lock = threading.Lock()
+_loaded: list[_Loaded] = []
+
+
+def installed_rules() -> tuple[tuple[EventRules, ...], dict[type[BaseEvent], int]]:
+    """Return the installed rules (loaded once) and, per event type, which of them holds it.
+
+    Entry points load in name order; where two claim one event type, the first keeps it.
+    """
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                _loaded.append(_load(sorted(entry_points(group=RULES_GROUP), key=_name)))
+    return _loaded[0].rules, _loaded[0].by_type
+
+
+def _name(point: Any) -> str:
+    return str(point.name)
+
+
+def _load(points: list[Any]) -> _Loaded:
+    rules: list[EventRules] = []
+    by_type: dict[type[BaseEvent], int] = {}
+    for point in points:
+        try:
+            found = point.load()
+        except Exception as exc:
+            raise ConfigError(
+                f"cannot load the event rules {point.value!r} (entry point {point.name!r} of "
+                f"group {RULES_GROUP!r}): {exc}"
+            ) from exc
+        for cls in found.types:
+            by_type.setdefault(cls, len(rules))
+        rules.append(found)
+    return _Loaded(tuple(rules), by_type)
+
+
+def rules_for(
+    make: Callable[[EventRules], Any],
+) -> dict[type[BaseEvent], Any]:
+    """Make one state per installed rules with ``make``; return it per event type."""
+    rules, by_type = installed_rules()
+    states = [make(r) for r in rules]
+    return {cls: states[i] for cls, i in by_type.items()}

@@ -1,0 +1,32 @@
+"""Episodes: what EnvRunners step envs into, rebuilt on replay, checked by the hooks' rules."""
+
+from hookbus.events._public import publish_names
+
+from ._agent_events import (
+    apply_reset as apply_reset,
+    apply_step as apply_step,
+    reset_agents as reset_agents,
+    step_agents as step_agents,
+)
+from ._episode import Episode as Episode, SingleAgentEpisode as SingleAgentEpisode
+from ._learner_loggers import LearnerLoggers as LearnerLoggers
+from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
+from ._rules import RULES as RULES, EpisodeRules as EpisodeRules
+
+__all__ = (
+    "ALL_AGENTS",
+    "RULES",
+    "Episode",
+    "EpisodeRules",
+    "LearnerLoggers",
+    "MultiAgentEpisode",
+    "SingleAgentEpisode",
+    "apply_reset",
+    "apply_step",
+    "reset_agents",
+    "step_agents",
+)
+
+# Episodes are public as ``hookbus.runners.Episode`` (and pickle under that name).
+publish_names("hookbus.runners", globals(), __all__, home=__name__)
+del publish_names
