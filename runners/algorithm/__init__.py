@@ -1,6 +1,11 @@
-"""The Algorithm and what it owns: the surface that algorithm authors import."""
+"""The Algorithm and what it owns: the surface that algorithm authors import.
 
-from ._algorithm import Algorithm as Algorithm
+``Algorithm`` is imported on first use: its module makes Ray Tune's ``Trainable`` its base
+when Ray Tune is installed, which takes seconds to import (``_tune.py`` says why).
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from ._checkpoint import list_checkpoints as list_checkpoints
 from ._learner import (
     AnyLearner as AnyLearner,
@@ -16,6 +21,9 @@ from ._stored_config import (
 from ._structure import check_structure as check_structure
 from ._tune import require_tune as require_tune
 
+if TYPE_CHECKING:
+    from ._algorithm import Algorithm as Algorithm
+
 __all__ = (
     "Algorithm",
     "AnyLearner",
@@ -30,3 +38,12 @@ __all__ = (
     "read_stored_config",
     "require_tune",
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Algorithm":
+        from ._algorithm import Algorithm
+
+        globals()[name] = Algorithm  # made once: later lookups find it here
+        return Algorithm
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,22 +1,34 @@
 """The Algorithm: sets up runners and a learner, trains, publishes the Algorithm hooks.
 
-The class is the public surface (RLlib's names, sync twins, checkpoints, accessors); this
-module holds its construction, what subclasses provide and use (the learner, extra state)
-and what it holds. Each method is a few lines over a collaborator it composes:
-``SyncFacade`` (``_facade``), ``LearnerUpdates`` (``_learning``), the result
-(``_results``), checkpoint state (``_state``) and ``Evaluation`` (``_evaluation``). The
-rest of its methods come from its bases, one concern each: ``Training`` (``_training``:
-iterations and evaluation rounds), ``SetupAndStop`` (``_setup``), ``Checkpoints``
-(``_checkpoints``), ``RLlibSurface`` (``_rllib_surface``) and ``TuneTrainable``
-(``_tune``).
+One class, whose state is made in one place (``_init_algorithm``) and held by the parts it
+composes, each handed what it needs:
+
+- ``Setup`` (``_setup``): the lifecycle, the runner groups, the learner, the evaluation;
+- ``Trainer`` (``_training``): iterations and evaluation rounds, their results;
+- ``CheckpointStore`` (``_checkpoints``): saving and restoring, all or nothing;
+- ``SyncFacade`` (``_facade``): the blocking twins, on the Algorithm's own loop;
+- ``LearnerUpdates`` (``_learning``): updates between the learner hooks.
+
+Every public method is a short delegation to one of them, or to the functions of
+``_rllib_surface`` (modules and weights) and ``_tune`` (Tune's Trainable API). The surface
+is RLlib's, hence its width; what subclasses provide comes first.
+
+Its one base is Tune's ``Trainable`` when Ray Tune is installed, else ``object``, decided
+once when this module runs (``_tune.py`` says why, and why this module is imported only on
+first use of the name).
 """
 
 from __future__ import annotations
 
+import inspect
+import os
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+import anyio
 import gymnasium as gym
 
 from hookbus.events import (
@@ -28,29 +40,32 @@ from hookbus.events import (
     EvaluateStart,
     TrainResult,
 )
+from hookbus.events._public import publish_names
 from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger
 
-from .._errors import AlgorithmStateError, refuse_while_loading_main
-from .._loop import in_event_loop
+from .._deprecation import warn_deprecated
+from .._errors import refuse_while_loading_main
+from .._loop import blocking as run_blocking, in_event_loop
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
 from ..fleet import EnvRunnerGroup
-from ._checkpoints import Checkpoints
+from . import _rllib_surface as rllib, _tune as tune
+from ._checkpoints import CheckpointStore, new_checkpoint_dir
 from ._evaluation import Evaluation
 from ._facade import SyncFacade
 from ._learner import AnyLearner, Learner, MultiLearner
 from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings
 from ._lifecycle import Lifecycle
-from ._rllib_surface import RLlibSurface
-from ._setup import SetupAndStop
+from ._setup import Setup
+from ._state import build_restored
 from ._structure import check_structure
-from ._training import Training
-from ._tune import TuneTrainable, watch_for_tune
+from ._training import Trainer
 
 __all__ = ("Algorithm",)
 
 B = TypeVar("B")
+T = TypeVar("T")
 
 ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
     AlgorithmInit,
@@ -62,8 +77,13 @@ ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
 )
 """The Algorithm-side hooks: their sync handlers run in worker threads."""
 
+if TYPE_CHECKING:
+    _TrainableOrObject = object
+else:  # Tune's Trainable when Ray Tune is installed (tune.Tuner(PPO) needs it), else object
+    _TrainableOrObject = tune.trainable_base()
 
-class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable):
+
+class Algorithm(_TrainableOrObject):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -76,6 +96,17 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
     Subclasses set ``build_learner()`` and ``atraining_step()`` (or RLlib's sync
     ``training_step()``).
     """
+
+    config: AlgorithmConfig[Any]
+    """The checked config this Algorithm was built with."""
+    bus: Bus
+    """The bus this Algorithm publishes to (shared with its inline runners)."""
+    metrics: MetricsLogger
+    """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""
+    _tune_trial = False
+    """True on an Algorithm that Ray Tune built for a trial (``_tune.start_trial``)."""
+    _tune_params: dict[str, Any]
+    """A trial's settings as Tune resolved them (Tune's ``config`` result key)."""
 
     def __init__(
         self,
@@ -103,7 +134,7 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
                 f"{', '.join(map(repr, tune_arguments))}; it takes config, env and bus"
             )
         if storage is not None:  # Ray Tune's trial: Tune's __init__ calls setup()
-            self._start_trial(dict(config or {}), storage)
+            tune.start_trial(self, dict(config or {}), storage)
             return
         self._init_algorithm(self.config_for(config, env), bus)
 
@@ -133,21 +164,14 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
     def _init_algorithm(
         self, config: AlgorithmConfig[Any], bus: Bus | None, *, own_logdir: bool = False
     ) -> None:
+        """Make the Algorithm's state: every attribute it has is set here."""
         self.config = config
-        self._owns_bus = bus is None
         self.bus = make_bus(config, bus, own_logdir=own_logdir)
-        """The bus this Algorithm publishes to (shared with its inline runners)."""
         self.metrics = MetricsLogger()
-        """The Algorithm's logger: results come from it; handlers get it as metrics_logger."""
-        self._training_iteration = 0
         self._counters: defaultdict[str, int] = defaultdict(int)
         """RLlib's counters by name, which RLlib's examples use to keep a curriculum's task
         (``algorithm._counters["current_env_task"]``); hookbus keeps none of its own here
         and does not checkpoint them."""
-        self._learner: AnyLearner | None = None
-        self._env_runner_group: EnvRunnerGroup | None = None
-        self._evaluation: Evaluation | None = None  # built only when something evaluates
-        self._lifecycle = Lifecycle.BUILT
         # Sync handlers of the Algorithm-side hooks run in a worker thread, so they may call
         # sync facades (group.foreach_env_runner, algorithm.save_to_path) with worker
         # processes behind them, as RLlib's handlers do. They fire once per iteration or
@@ -162,10 +186,33 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
         self._updates = LearnerUpdates(self._publisher, self.metrics)
         # A bus given inside a running loop belongs to that loop's code: only async use then.
         self._sync = SyncFacade(self.asetup, caller_loop=bus is not None and in_event_loop())
+        self._setup = Setup(
+            config,
+            self.bus,
+            self._publisher,
+            self._sync,
+            owns_bus=bus is None,
+            build_learner=self.build_learner,
+            build_multi_agent_learner=self.build_multi_agent_learner,
+            make_evaluation=lambda: Evaluation(self, self._publisher, loop=self._sync.loop),
+        )
+        self._trainer = Trainer(
+            config,
+            self.bus,
+            self.metrics,
+            self._publisher,
+            self._setup,
+            training_step=self._run_training_step,
+        )
+        self._checkpoints = CheckpointStore(self, self._publisher, self._setup)
         if not in_event_loop():
             self._sync.start()
 
-    # --- what subclasses provide (and atraining_step(), in ``Training``) --------------------
+    def _blocking(self, name: str, twin: str, fn: Callable[..., Any], *args: object) -> Any:
+        """Return ``await fn(*args)`` for sync method ``name`` (async twin ``twin``)."""
+        return self._sync.run(self._setup.lifecycle, name, twin, fn, *args)
+
+    # --- what subclasses provide ------------------------------------------------------------
 
     def build_learner(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
@@ -182,6 +229,35 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
             f"{type(self).__name__} does not support multi-agent training yet; use PPO, or "
             f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
         )
+
+    async def atraining_step(self) -> None:
+        """Run one iteration: sample, update the learner, sync weights, log metrics.
+
+        Log ``num_env_steps_sampled_lifetime`` (reduce "sum"), the runners' metrics under
+        ``env_runners`` and the learner's under ``learners``, as PPO and DQN do.
+        """
+        raise NotImplementedError
+
+    def training_step(self) -> None:
+        """Run one iteration (sync, as RLlib's): the async ``atraining_step()``.
+
+        An RLlib-style override ``def training_step(self): ... super().training_step()``
+        runs as written: ``train()`` calls a sync override in a worker thread, from which
+        this blocks on the Algorithm's loop (free meanwhile). An ``async def`` override is
+        awaited on the loop instead.
+        """
+        run_blocking(self._sync.loop, "algorithm.atraining_step()", self.atraining_step)
+
+    async def _run_training_step(self) -> None:
+        """Run the subclass's step: an async override, ``atraining_step()``, or RLlib's sync
+        ``training_step()`` override in a worker thread (it may call the super's)."""
+        step = self.training_step
+        if inspect.iscoroutinefunction(step):
+            await step()
+        elif type(self).training_step is Algorithm.training_step:
+            await self.atraining_step()  # no sync override: no thread hop
+        else:
+            await anyio.to_thread.run_sync(step)
 
     def get_extra_state(self) -> dict[str, Any]:
         """Return algorithm-specific state for checkpoints (plain data, numpy array copies)."""
@@ -254,7 +330,38 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
         """
         return self._updates.hooks_wanted()
 
-    # --- acting -----------------------------------------------------------------------------
+    # --- training and evaluation ------------------------------------------------------------
+
+    async def atrain(self) -> dict[str, Any]:
+        """Run one training iteration and return its results (a nested dict).
+
+        Every ``evaluation_interval``-th iteration also runs an evaluation round: after the
+        training step, or alongside it with ``evaluation_parallel_to_training``.
+        ``result["control"]`` says what handlers asked the loop to do (stop, checkpoint,
+        evaluate) and who asked: the Algorithm itself acts on none of it (docs/control.md).
+        """
+        return await self._trainer.atrain()
+
+    def train(self) -> dict[str, Any]:
+        """Run one training iteration (sync twin of ``atrain()``)."""
+        if self._tune_trial:  # Tune's train(): it calls step(), then adds its own keys
+            result: dict[str, Any] = tune.tune_method(self, "train")
+            return result
+        result = self._blocking("train", "atrain", self.atrain)
+        return result
+
+    async def aevaluate(self) -> dict[str, Any]:
+        """Run one evaluation round and return its metrics (``result["evaluation"]``).
+
+        Publishes ``on_evaluate_start`` and ``on_evaluate_end``; the evaluation runners are
+        made on the first call if the config did not ask for evaluation during training.
+        """
+        return await self._trainer.aevaluate()
+
+    def evaluate(self) -> dict[str, Any]:
+        """Run one evaluation round (sync twin of ``aevaluate()``)."""
+        result: dict[str, Any] = self._blocking("evaluate", "aevaluate", self.aevaluate)
+        return result
 
     def compute_single_action(
         self, observation: Any, *, explore: bool | None = None, policy_id: str | None = None
@@ -264,7 +371,7 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
         Uses the local runner's exploration, so schedules such as epsilon-greedy apply.
         Multi-agent: ``policy_id`` names the policy that acts (needed with several).
         """
-        self._require(Lifecycle.READY, "compute_single_action")
+        self._setup.require(Lifecycle.READY, "compute_single_action")
         runner = self.env_runner
         if policy_id is None:
             return runner.compute_single_action(observation, explore=explore)
@@ -272,27 +379,158 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
             raise ConfigError(f"policy_id={policy_id!r} needs a multi-agent config")
         return runner.compute_single_action(observation, explore=explore, policy_id=policy_id)
 
-    # --- accessors and helpers --------------------------------------------------------------
+    # --- setting up and stopping ------------------------------------------------------------
+
+    async def asetup(self) -> None:
+        """Make the runners and their envs, the learner; publish ``on_algorithm_init``."""
+        await self._setup.asetup(type(self).__name__)
+
+    async def astop(self) -> None:
+        """Stop the runners (closing envs and workers) and, if this Algorithm made it, the bus."""
+        await self._setup.astop()
+
+    def stop(self) -> None:
+        """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
+        if self._tune_trial:  # Tune's stop() calls cleanup(), which stops as below
+            tune.tune_method(self, "stop")
+            return
+        self._setup.stop()
+
+    async def __aenter__(self) -> Self:
+        if self._setup.lifecycle is Lifecycle.BUILT:
+            await self.asetup()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.astop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # --- checkpoints ------------------------------------------------------------------------
+
+    async def asave_to_path(self, path: str | os.PathLike[str]) -> Path:
+        """Write the Algorithm's state into directory ``path`` (created if needed).
+
+        A crash at any moment leaves ``path`` absent or a complete checkpoint: a new folder
+        is written beside and renamed into place, an existing one gets its file replaced
+        by rename, both synced to disk; the save also removes what earlier, killed saves
+        left (docs/runners.md). The file carries a SHA-256 checksum.
+        """
+        return await self._checkpoints.asave(path)
+
+    def save_to_path(self, path: str | os.PathLike[str]) -> Path:
+        """Write a checkpoint (sync twin of ``asave_to_path()``)."""
+        saved: Path = self._blocking("save_to_path", "asave_to_path", self.asave_to_path, path)
+        return saved
+
+    async def arestore_from_path(self, path: str | os.PathLike[str]) -> None:
+        """Load a state written by ``save_to_path``; publish ``on_checkpoint_loaded``.
+
+        All or nothing: the checkpoint is verified (checksum) and checked against this
+        Algorithm (sections, the learner's shapes, metrics, extra state) before anything
+        changes, and a part that still fails to load rolls the others back. Any failure is
+        a ConfigError naming the file; the Algorithm is then as it was.
+        """
+        await self._checkpoints.arestore(path)
+
+    def restore_from_path(self, path: str | os.PathLike[str]) -> None:
+        """Load a checkpoint (sync twin of ``arestore_from_path()``)."""
+        self._blocking("restore_from_path", "arestore_from_path", self.arestore_from_path, path)
+
+    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
+        """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default).
+
+        In a Ray Tune trial this is Tune's ``save()`` (its result, for Tune).
+        """
+        if self._tune_trial:
+            return tune.tune_method(self, "save", checkpoint_dir, **kwargs)
+        if kwargs:
+            raise TypeError(f"save() takes only checkpoint_dir, got {', '.join(kwargs)}")
+        if checkpoint_dir is None:
+            checkpoint_dir = new_checkpoint_dir(type(self).__name__)
+        return self.save_to_path(checkpoint_dir)
+
+    def restore(self, checkpoint_path: Any, **kwargs: Any) -> None:
+        """Load a checkpoint (RLlib's name for ``restore_from_path()``; Tune's in a trial)."""
+        if self._tune_trial:
+            tune.tune_method(self, "restore", checkpoint_path, **kwargs)
+            return
+        if kwargs:
+            raise TypeError(f"restore() takes only checkpoint_path, got {', '.join(kwargs)}")
+        self.restore_from_path(checkpoint_path)
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        path: str | os.PathLike[str],
+        config: AlgorithmConfig[Any] | None = None,
+        *,
+        env: Any = None,
+    ) -> Self:
+        """Build an Algorithm from a checkpoint and restore it: ready to train or act.
+
+        The checkpoint keeps the config's data settings, never code; if the config held
+        code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
+        ``env`` sets the env alone (of the checkpoint's config, or of ``config``). A
+        checkpoint is data and its stored env is resolved only if that imports nothing (a
+        name given to ``register_env``, a gymnasium id); a ``module:Name`` or
+        ``file.py:Name`` is refused unless ``env`` or ``config`` is given. A checkpoint
+        that cannot be restored is a ConfigError; what was built is stopped.
+        """
+        return build_restored(cls, path, config, env)
+
+    # --- RLlib's accessors ------------------------------------------------------------------
+
+    @classmethod
+    def get_default_config(cls) -> AlgorithmConfig[Any]:
+        """Return a new config of this algorithm (RLlib's classmethod): ``PPO`` gives a
+        ``PPOConfig()``; a subclass without a config class of its own gets its base's."""
+        return rllib.default_config(cls)
 
     @property
     def learner(self) -> AnyLearner:
         """The learner (``build_learner()``'s, or ``config.learner_class``'s; set up first)."""
-        if self._learner is None:
-            raise AlgorithmStateError(_NOT_SET_UP)
-        return self._learner
+        return self._setup.ready_learner()
 
     @learner.setter
     def learner(self, learner: AnyLearner) -> None:
-        self._learner = learner
+        self._setup.learner = learner
+
+    def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:
+        """Return the learner's module ``module_id`` (RLlib's; the runners act with it)."""
+        return rllib.get_module(self.learner, module_id)
+
+    def get_weights(self) -> dict[str, Any]:
+        """Return the learner's weights by module id (RLlib's new-stack form)."""
+        return rllib.get_weights(self.learner)
+
+    def set_weights(self, weights: dict[str, Any]) -> None:
+        """Load weights by module id (as ``get_weights()`` returns them) into the learner;
+        the runners act with them from the next iteration (in-process ones at once)."""
+        rllib.set_weights(self.learner, weights)
 
     @property
     def training_iteration(self) -> int:
         """The training iterations done so far."""
-        return self._training_iteration
+        return self._trainer.iteration
 
     @training_iteration.setter
     def training_iteration(self, value: int) -> None:
-        self._training_iteration = value
+        self._trainer.iteration = value
 
     @property
     def iteration(self) -> int:
@@ -302,9 +540,7 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
     @property
     def env_runner_group(self) -> EnvRunnerGroup:
         """The training runners: the local one and the remote ones (set up first)."""
-        if self._env_runner_group is None:
-            raise AlgorithmStateError(_NOT_SET_UP)
-        return self._env_runner_group
+        return self._setup.ready_group()
 
     @property
     def env_runner(self) -> EnvRunner:
@@ -314,7 +550,8 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
     @property
     def eval_env_runner_group(self) -> EnvRunnerGroup | None:
         """The evaluation runners (None until something evaluates)."""
-        return None if self._evaluation is None else self._evaluation.group
+        evaluation = self._setup.evaluation
+        return None if evaluation is None else evaluation.group
 
     @property
     def eval_env_runner(self) -> EnvRunner | None:
@@ -322,13 +559,99 @@ class Algorithm(Training, SetupAndStop, Checkpoints, RLlibSurface, TuneTrainable
         group = self.eval_env_runner_group
         return None if group is None else group.local_env_runner
 
+    def restore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
+        """Restart the failed runners of ``env_runner_group`` that the fault-tolerance
+        settings allow, with the learner's weights; publish ``on_env_runners_recreated``;
+        return their worker indices (RLlib's method; sync twin of ``arestore_env_runners``)."""
+        restored: list[int] = self._blocking(
+            "restore_env_runners",
+            "arestore_env_runners",
+            self.arestore_env_runners,
+            env_runner_group,
+        )
+        return restored
+
+    async def arestore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
+        """Async twin of ``restore_env_runners()``."""
+        weights = self.learner.module.get_state()
+        return await env_runner_group.restore_and_announce(weights)
+
+    @property
+    def workers(self) -> EnvRunnerGroup:
+        """Deprecated in RLlib: ``env_runner_group``."""
+        warn_deprecated("Algorithm.workers", "Algorithm.env_runner_group", stacklevel=3)
+        return self.env_runner_group
+
+    @property
+    def evaluation_workers(self) -> EnvRunnerGroup | None:
+        """Deprecated in RLlib: ``eval_env_runner_group``."""
+        warn_deprecated("Algorithm.evaluation_workers", "Algorithm.eval_env_runner_group")
+        return self.eval_env_runner_group
+
+    # --- Ray Tune's Trainable API (Tune calls these on a trial's Algorithm) -----------------
+
+    def setup(self, config: dict[str, Any]) -> None:
+        """Build the Algorithm from the trial's resolved settings (Tune's ``setup``).
+
+        ``config`` is ``AlgorithmConfig.to_dict()``'s form or a flat dict of settings,
+        search spaces resolved; each value is checked now, as ``validate()`` checks it.
+        With a run directory configured (``reporting(logdir=...)``), hookbus's writers
+        write into ``<trial dir>/hookbus`` instead, one per trial (a trial restarted from
+        scratch starts its files afresh there).
+        """
+        self._tune_params = config
+        # The trial's folder is the trial's alone: a trial Tune restarts from scratch finds
+        # its own earlier attempt there, not another run.
+        self._init_algorithm(tune.trial_config(self, config), None, own_logdir=True)
+
+    def step(self) -> dict[str, Any]:
+        """Run one training iteration (Tune's ``step``: ``train()`` calls it)."""
+        result: dict[str, Any] = self._blocking("train", "atrain", self.atrain)
+        return result
+
+    def save_checkpoint(self, checkpoint_dir: str) -> None:
+        """Write hookbus's checkpoint into Tune's ``checkpoint_dir``."""
+        self.save_to_path(checkpoint_dir)
+
+    def load_checkpoint(self, checkpoint: Any) -> None:
+        """Load hookbus's checkpoint from the directory Tune gives."""
+        self.restore_from_path(checkpoint)
+
+    def cleanup(self) -> None:
+        """Stop the Algorithm: its runners, worker processes and event loop."""
+        self._setup.stop()
+
+    def reset_config(self, new_config: dict[str, Any]) -> bool:
+        """Start afresh with ``new_config`` in this actor (Tune's ``reuse_actors``)."""
+        self.cleanup()
+        self.setup(new_config)
+        return True
+
+    def get_auto_filled_metrics(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Tune's auto-filled result keys, ``config`` being the trial's settings dict."""
+        params = getattr(self, "_tune_params", {})
+        return tune.auto_filled_metrics(self, params, *args, **kwargs)
+
+    @classmethod
+    def default_resource_request(cls, config: Any) -> Any:
+        """Size a trial as its config does, as RLlib's Algorithm (Tune calls it).
+
+        One bundle of 1 CPU for the Algorithm's process (its local runner and learner),
+        then one bundle of ``num_cpus_per_env_runner`` CPUs per remote runner, training
+        and evaluation, when they run in worker processes or Ray actors. Inline runners
+        are tasks in the Algorithm's process: they take no bundle.
+        """
+        return tune.resource_request(cls, config)
+
     def __repr__(self) -> str:
         # getattr: Tune may show a trial's Algorithm before its setup() has run
-        lifecycle = getattr(self, "_lifecycle", Lifecycle.BUILT)
-        iteration = getattr(self, "_training_iteration", 0)
+        setup = getattr(self, "_setup", None)
+        lifecycle = Lifecycle.BUILT if setup is None else setup.lifecycle
+        trainer = getattr(self, "_trainer", None)
+        iteration = 0 if trainer is None else trainer.iteration
         return f"<{type(self).__name__} {lifecycle}, iteration {iteration}>"
 
 
-watch_for_tune()  # the Algorithm becomes a Tune Trainable when Ray Tune is imported
-
-_NOT_SET_UP = "the Algorithm is not set up yet: use `async with config.build() as algo`"
+# The class reports its public home, ``hookbus.runners``, from the moment it exists, however
+# it was first reached; pickling by reference looks it up there (``runners.__getattr__``).
+publish_names("hookbus.runners", globals(), __all__)

@@ -1,10 +1,10 @@
-"""Setting the Algorithm up and stopping it: ``asetup()`` and ``astop()``, ``stop()``, the
-sync and async context managers, and the lifecycle check every other method makes."""
+"""What setting an Algorithm up makes and stopping it ends: its runner groups, its learner,
+its evaluation, and where it is in its life (``Lifecycle``)."""
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -12,7 +12,6 @@ from hookbus.events import AlgorithmInit
 
 from .._errors import AlgorithmStateError
 from ..fleet import EnvRunnerGroup
-from ._evaluation import Evaluation
 from ._facade import in_loop_error
 from ._learning import make_learner
 from ._lifecycle import Lifecycle
@@ -21,135 +20,134 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from hookbus.kernel import Bus, Publisher
-    from hookbus.metrics import MetricsLogger
 
     from ..config import AlgorithmConfig
+    from ._evaluation import Evaluation
     from ._facade import SyncFacade
     from ._learner import AnyLearner, Learner, MultiLearner
     from ._learning import Spaces
 
-__all__ = ("SetupAndStop",)
+__all__ = ("NOT_SET_UP", "Setup")
+
+NOT_SET_UP = "the Algorithm is not set up yet: use `async with config.build() as algo`"
 
 
-class SetupAndStop:
-    """Set an Algorithm up and stop it (a base of ``Algorithm``; it uses the names below)."""
+class Setup:
+    """Set an Algorithm's parts up, hold them, stop them.
 
-    if TYPE_CHECKING:  # what the Algorithm provides
-        config: AlgorithmConfig[Any]
-        bus: Bus
-        metrics: MetricsLogger
-        _owns_bus: bool
-        _lifecycle: Lifecycle
-        _publisher: Publisher
-        _sync: SyncFacade
-        _learner: AnyLearner | None
-        _env_runner_group: EnvRunnerGroup | None
-        _evaluation: Evaluation | None
-        _tune_trial: bool
-        training_iteration: int  # a property of the Algorithm's, with a setter
+    Handed what it needs by the Algorithm: the config, the bus (closed at the end if the
+    Algorithm made it), the publisher, the sync facade (its loop runs the runners), the
+    Algorithm's learner builders and a maker of its ``Evaluation``.
+    """
 
-        @property
-        def learner(self) -> AnyLearner: ...
-        def build_learner(
-            self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
-        ) -> Learner[Any]: ...
-        def build_multi_agent_learner(self, spaces: Spaces) -> MultiLearner[Any]: ...
-        def _tune_call(self, name: str, *args: Any, **kwargs: Any) -> Any: ...
+    def __init__(
+        self,
+        config: AlgorithmConfig[Any],
+        bus: Bus,
+        publisher: Publisher,
+        sync: SyncFacade,
+        *,
+        owns_bus: bool,
+        build_learner: Callable[[gym.Space[Any], gym.Space[Any]], Learner[Any]],
+        build_multi_agent_learner: Callable[[Spaces], MultiLearner[Any]],
+        make_evaluation: Callable[[], Evaluation],
+    ) -> None:
+        self._config = config
+        self._bus = bus
+        self._publisher = publisher
+        self._sync = sync
+        self._owns_bus = owns_bus
+        self._build_learner = build_learner
+        self._build_multi_agent_learner = build_multi_agent_learner
+        self._make_evaluation = make_evaluation
+        self.lifecycle = Lifecycle.BUILT
+        self.learner: AnyLearner | None = None
+        self.group: EnvRunnerGroup | None = None
+        """The training runners (None until set up)."""
+        self.evaluation: Evaluation | None = None
+        """The evaluation rounds and runners (None until something evaluates)."""
 
-    async def asetup(self) -> None:
+    async def asetup(self, algorithm_name: str) -> None:
         """Make the runners and their envs, the learner; publish ``on_algorithm_init``."""
-        if self._lifecycle is not Lifecycle.BUILT:
-            raise AlgorithmStateError(f"cannot set up an Algorithm that is {self._lifecycle}")
+        if self.lifecycle is not Lifecycle.BUILT:
+            raise AlgorithmStateError(f"cannot set up an Algorithm that is {self.lifecycle}")
         try:
-            await self._setup()
+            await self._make_parts()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.astop()  # end any worker process that did start
             raise
-        self._lifecycle = Lifecycle.READY
-        await self._publisher.publish(AlgorithmInit, algorithm=type(self).__name__)
+        self.lifecycle = Lifecycle.READY
+        await self._publisher.publish(AlgorithmInit, algorithm=algorithm_name)
 
-    async def _setup(self) -> None:
+    async def _make_parts(self) -> None:
         self._sync.set_up_in_caller_loop()  # unless in its own loop (then only async use)
-        config = self.config
+        config = self._config
         group = EnvRunnerGroup(
-            config, bus=self.bus, loop=self._sync.loop, publisher=self._publisher
+            config, bus=self._bus, loop=self._sync.loop, publisher=self._publisher
         )
-        self._env_runner_group = group
-        self._learner = make_learner(
+        self.group = group
+        self.learner = make_learner(
             config,
             group.local_env_runner,
-            build=self.build_learner,
-            build_multi_agent=self.build_multi_agent_learner,
+            build=self._build_learner,
+            build_multi_agent=self._build_multi_agent_learner,
         )
-        group.set_module(self._learner.module)
+        group.set_module(self.learner.module)
         await group.setup()
         if config.evaluation_interval or config.evaluation_num_env_runners:
-            await self._start_evaluation()
+            await self.start_evaluation()
 
-    async def _start_evaluation(self) -> Evaluation:
-        # Kept before setup: if setup fails halfway, astop() still ends what did start.
-        self._evaluation = evaluation = Evaluation(self, self._publisher, loop=self._sync.loop)
+    async def start_evaluation(self) -> Evaluation:
+        """Make the evaluation runners (kept before their setup: if it fails halfway,
+        ``astop()`` still ends what did start)."""
+        self.evaluation = evaluation = self._make_evaluation()
         await evaluation.setup()
         return evaluation
 
     async def astop(self) -> None:
-        """Stop the runners (closing envs and workers) and, if this Algorithm made it, the bus."""
-        if self._lifecycle is Lifecycle.STOPPED:
+        """Stop the runners (closing envs and workers) and, if the Algorithm made it, the bus."""
+        if self.lifecycle is Lifecycle.STOPPED:
             return
-        self._lifecycle = Lifecycle.STOPPED
-        if self._evaluation is not None:
-            await self._evaluation.astop()
-        if self._env_runner_group is not None:
-            await self._env_runner_group.astop()
+        self.lifecycle = Lifecycle.STOPPED
+        if self.evaluation is not None:
+            await self.evaluation.astop()
+        if self.group is not None:
+            await self.group.astop()
         if self._owns_bus:
-            self.bus.close()
-
-    async def __aenter__(self) -> Self:
-        if self._lifecycle is Lifecycle.BUILT:
-            await self.asetup()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.astop()
-
-    # --- the sync twin, and the sync context manager ----------------------------------------
+            self._bus.close()
 
     def stop(self) -> None:
-        """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
-        if self._tune_trial:  # Tune's stop() calls cleanup(), which stops as below
-            self._tune_call("stop")
-            return
-        self._stop_algorithm()
-
-    def _stop_algorithm(self) -> None:
+        """Stop from sync code: in the Algorithm's own loop, then end that loop."""
         if self._sync.loop is not None:
             self._sync.close(self.astop)
-        elif self._lifecycle is Lifecycle.BUILT:  # never set up (built inside a loop, unused)
-            self._lifecycle = Lifecycle.STOPPED
+        elif self.lifecycle is Lifecycle.BUILT:  # never set up (built inside a loop, unused)
+            self.lifecycle = Lifecycle.STOPPED
             if self._owns_bus:
-                self.bus.close()
-        elif self._lifecycle is not Lifecycle.STOPPED:
+                self._bus.close()
+        elif self.lifecycle is not Lifecycle.STOPPED:
             raise in_loop_error("stop", "astop")
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def _require(self, lifecycle: Lifecycle, action: str) -> None:
-        if self._lifecycle is not lifecycle:
-            built = self._lifecycle is Lifecycle.BUILT
+    def require(self, lifecycle: Lifecycle, action: str) -> None:
+        """Raise AlgorithmStateError unless the Algorithm is at ``lifecycle``."""
+        if self.lifecycle is not lifecycle:
+            built = self.lifecycle is Lifecycle.BUILT
             hint = " (use `async with config.build() as algo`)" if built else ""
-            raise AlgorithmStateError(f"cannot {action}: the Algorithm is {self._lifecycle}{hint}")
+            raise AlgorithmStateError(f"cannot {action}: the Algorithm is {self.lifecycle}{hint}")
+
+    def runner_groups(self) -> list[EnvRunnerGroup]:
+        """The groups that exist: training, then evaluation."""
+        evaluation = None if self.evaluation is None else self.evaluation.group
+        return [group for group in (self.group, evaluation) if group is not None]
+
+    def ready_group(self) -> EnvRunnerGroup:
+        """The training runners, or AlgorithmStateError before setup."""
+        if self.group is None:
+            raise AlgorithmStateError(NOT_SET_UP)
+        return self.group
+
+    def ready_learner(self) -> AnyLearner:
+        """The learner, or AlgorithmStateError before setup."""
+        if self.learner is None:
+            raise AlgorithmStateError(NOT_SET_UP)
+        return self.learner

@@ -14,17 +14,19 @@ import argparse
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
-from ..algorithm import Algorithm
 from ..algorithm._checkpoint import read_checkpoint
 from ..algorithm._stored_config import config_from_record
 from ..config import AlgorithmConfig
 from ..envs import EnvContext, env_maker, resolve_env
+
+if TYPE_CHECKING:
+    from ..algorithm import Algorithm
 
 __all__ = ("add_evaluate_command", "run_episodes", "write_gif")
 
@@ -73,6 +75,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     config = config_from_record(
         read_checkpoint(args.checkpoint)["config"], args.checkpoint, env=args.env, how=_HOW
     )
+    from ..algorithm import Algorithm  # on first use: its module may import Ray Tune
+
     algo = Algorithm.from_checkpoint(args.checkpoint, config=config)
     try:
         if getattr(algo.env_runner, "is_multi_agent", False):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import Recorder
 
-from ..algorithm import Algorithm, list_checkpoints, read_stored_config
+from ..algorithm import list_checkpoints, read_stored_config
 from ..algorithm._stored_config import hold_back_code, refuse_held_back
 from ..backends import BACKENDS
 from ..reporting._files import run_traces
@@ -29,6 +29,7 @@ from ._experiment import (
 from ._output import progress, table
 
 if TYPE_CHECKING:
+    from ..algorithm import Algorithm
     from ._args import Commands
 
 __all__ = ("add_train_command",)

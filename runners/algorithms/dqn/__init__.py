@@ -1,11 +1,19 @@
-"""DQN: its learner and module (numpy), replay buffers, its Algorithm and its config."""
+"""DQN: its learner and module (numpy), replay buffers, its Algorithm and its config.
 
-from ._algorithm import DQN as DQN, DQNConfig as DQNConfig
+``DQN`` is imported on first use (``algorithm/_tune.py`` says why).
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._config import DQNConfig as DQNConfig
 from ._learner import DQNLearner as DQNLearner, DQNModule as DQNModule
 from ._replay_buffer import (
     PrioritizedReplayBuffer as PrioritizedReplayBuffer,
     ReplayBuffer as ReplayBuffer,
 )
+
+if TYPE_CHECKING:
+    from ._algorithm import DQN as DQN
 
 __all__ = (
     "DQN",
@@ -15,3 +23,12 @@ __all__ = (
     "PrioritizedReplayBuffer",
     "ReplayBuffer",
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DQN":
+        from ._algorithm import DQN
+
+        globals()[name] = DQN  # made once: later lookups find it here
+        return DQN
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,20 +1,26 @@
-"""DQN: the Algorithm, turning episode chunks into replayed transitions."""
+"""DQN: the Algorithm, turning episode chunks into replayed transitions.
+
+Imported on first use of ``DQN`` (``DQNConfig.algo_class`` included), never by importing
+the package: an Algorithm class's module imports Ray Tune when it is installed.
+"""
 
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any
 
 import anyio
 import gymnasium as gym
 from numpy.typing import NDArray
 
+from hookbus.events._public import publish_names
 from hookbus.kernel import Bus, ConfigError
 
 from ...algorithm import Algorithm, Learner, MultiLearner, check_structure
-from ...config import AlgorithmConfig, EnvRunnersSettings, section
+from ...config import AlgorithmConfig
+from ._config import DQNConfig
 from ._learner import (
     DQNLearner,
     LearningRate,
@@ -23,10 +29,9 @@ from ._learner import (
     TDErrors,
 )
 from ._replay_buffer import PrioritizedReplayBuffer, ReplayBuffer, make_replay_buffer
-from ._settings import DQNEvaluationSettings, DQNReportingSettings, DQNTrainingSettings
 from ._transitions import NStepTransitions
 
-__all__ = ("DQN", "DQNConfig")
+__all__ = ("DQN",)
 
 _LEARNER_SETTINGS = ("double_q", "dueling", "td_error_loss_fn", "grad_clip", "adam_epsilon")
 _BUFFER_SEED_KEY = 0xB0FF  # seeds the buffer apart from the runners ([seed, worker_index])
@@ -36,42 +41,6 @@ _TIMERS = (
     "learner_update_timer",
     "synch_weights",
 )
-
-
-class DQNConfig(AlgorithmConfig["DQN"]):
-    """Configure DQN: RLlib's setting names and, mostly, its defaults (see docs/dqn.md).
-
-    ``training(replay_buffer_config={...})`` updates the current buffer settings when the
-    ``type`` stays the same (or is not given) and replaces them when it changes, as RLlib
-    does. ``reporting(min_sample_timesteps_per_iteration=1000)`` sets how many env steps one
-    ``train()`` samples at least.
-    """
-
-    default_exploration_config: ClassVar[dict[str, Any]] = {
-        "type": "EpsilonGreedy",
-        "initial_epsilon": 1.0,
-        "final_epsilon": 0.02,
-        "epsilon_timesteps": 10_000,
-    }
-    training = section(DQNTrainingSettings)
-    evaluation = section(DQNEvaluationSettings)
-    reporting = section(DQNReportingSettings)
-
-    @property
-    def rollout_fragment_length(self) -> int:
-        """Env steps per sub-env per sampling round; "auto" is 4 (see docs/dqn.md)."""
-        value = self.settings(EnvRunnersSettings).rollout_fragment_length
-        return _AUTO_FRAGMENT if value == "auto" else int(value)
-
-    @rollout_fragment_length.setter
-    def rollout_fragment_length(self, value: int | Literal["auto"]) -> None:
-        self.env_runners(rollout_fragment_length=value)
-
-
-# One learner update of 32 rows per 4 env steps: RLlib's old-stack DQN default (a replay
-# ratio of 8). One step per round (ratio 32, RLlib's new stack with n_step=1) reached 450 on
-# CartPole in about 20% fewer env steps but three times the wall time (docs/dqn.md).
-_AUTO_FRAGMENT = 4
 
 
 def _add(totals: dict[str, float], stats: Mapping[str, float]) -> None:
@@ -314,4 +283,6 @@ class DQN(Algorithm):
         self._transitions.forget()
 
 
-DQNConfig.algo_class = DQN
+# The class reports its public home, ``hookbus.runners``, from the moment it exists, however
+# it was first reached; pickling by reference looks it up there (``runners.__getattr__``).
+publish_names("hookbus.runners", globals(), __all__)

@@ -1,4 +1,8 @@
-"""PPO: the Algorithm that trains a PPOLearner on the EnvRunners' episodes."""
+"""PPO: the Algorithm that trains a PPOLearner on the EnvRunners' episodes.
+
+Imported on first use of ``PPO`` (``PPOConfig.algo_class`` included), never by importing
+the package: an Algorithm class's module imports Ray Tune when it is installed.
+"""
 
 from __future__ import annotations
 
@@ -10,28 +14,17 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from hookbus.events._public import publish_names
 from hookbus.kernel import ConfigError
 
 from ...algorithm import Algorithm, Learner, LearnerSettings, Spaces
-from ...config import (
-    DEFAULT_MODULE_ID,
-    AlgorithmConfig,
-    effective_model_config,
-    section,
-    trains_module,
-)
+from ...config import DEFAULT_MODULE_ID, effective_model_config, trains_module
 from ...episodes import Episode, MultiAgentEpisode
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
-from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
+from ._settings import PPO_LEARNER_SETTINGS
 
-__all__ = ("PPO", "PPOConfig")
-
-
-class PPOConfig(AlgorithmConfig["PPO"]):
-    """Configure PPO: RLlib's setting names; defaults tuned for CartPole (see docs/runners.md)."""
-
-    training = section(PPOTrainingSettings)
+__all__ = ("PPO",)
 
 
 Chunks = Sequence[Episode | Trajectory]
@@ -189,4 +182,6 @@ class PPO(Algorithm):
             self.metrics.log_dict(stats, key=("learners", module_id), reduce="item")
 
 
-PPOConfig.algo_class = PPO
+# The class reports its public home, ``hookbus.runners``, from the moment it exists, however
+# it was first reached; pickling by reference looks it up there (``runners.__getattr__``).
+publish_names("hookbus.runners", globals(), __all__)
