@@ -59,6 +59,8 @@ class BaseEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     optional_live_args: ClassVar[frozenset[str]] = frozenset()
     """Those of ``live_args`` added after the hook was first published: a handler gets one
     only if it names it or takes ``**kwargs``."""
+    accepts_control: ClassVar[bool] = False
+    """Whether a handler may return a ``kernel.Control`` (a stop, a checkpoint, ...)."""
 
     source: str = ""
     seq: int = 0
@@ -96,6 +98,7 @@ class TrainResult(BaseEvent, frozen=True, kw_only=True, tag="train_result"):
     hook: ClassVar[str] = "on_train_result"
     live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger", "result", "draft")
     optional_live_args: ClassVar[frozenset[str]] = frozenset({"draft"})
+    accepts_control: ClassVar[bool] = True
 
     training_iteration: int = 0
     result: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -115,6 +118,7 @@ class EvaluateEnd(BaseEvent, frozen=True, kw_only=True, tag="evaluate_end"):
 
     hook: ClassVar[str] = "on_evaluate_end"
     live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger", "evaluation_metrics")
+    accepts_control: ClassVar[bool] = True
 
     training_iteration: int = 0
     evaluation_metrics: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -249,6 +253,7 @@ class EpisodeStep(BaseEvent, frozen=True, kw_only=True, omit_defaults=True, tag=
 
     hook: ClassVar[str] = "on_episode_step"
     live_args: ClassVar[tuple[str, ...]] = _EPISODE_ARGS
+    accepts_control: ClassVar[bool] = True
 
     episode_id: str = ""
     env_index: int = 0
@@ -272,6 +277,7 @@ class EpisodeEnd(BaseEvent, frozen=True, kw_only=True, tag="episode_end"):
 
     hook: ClassVar[str] = "on_episode_end"
     live_args: ClassVar[tuple[str, ...]] = _EPISODE_ARGS
+    accepts_control: ClassVar[bool] = True
 
     episode_id: str = ""
     env_index: int = 0
@@ -287,6 +293,7 @@ class SampleEnd(BaseEvent, frozen=True, kw_only=True, tag="sample_end"):
 
     hook: ClassVar[str] = "on_sample_end"
     live_args: ClassVar[tuple[str, ...]] = ("env_runner", "metrics_logger", "samples")
+    accepts_control: ClassVar[bool] = True
 
     num_env_steps: int = 0
     episode_ids: list[str] = msgspec.field(default_factory=list)

@@ -22,22 +22,19 @@ from ._errors import ConfigError
 
 __all__ = ("CONTROL_HOOKS", "REQUESTS", "Control", "accepts_control", "merge", "refuse")
 
-# The hooks whose handlers may return a Control. They all combine the same way (OR per
+# The hooks whose handlers may return a Control: their event types say so
+# (``accepts_control``), as a type of yours does. They all combine the same way (OR per
 # request, ``merge``). ``end_episode`` is acted on only from on_episode_step (the runner
 # truncates that episode); elsewhere it is reported like the other requests.
-CONTROL_HOOKS = frozenset(
-    {"on_train_result", "on_evaluate_end", "on_sample_end", "on_episode_end", "on_episode_step"}
-)
+CONTROL_HOOKS = frozenset(hook for hook, cls in HOOKS.items() if cls.accepts_control)
 
 REQUESTS = ("stop_training", "checkpoint", "evaluate", "end_episode")
 
 
 def accepts_control(hook: str) -> bool:
-    """Tell whether handlers of ``hook`` may return a Control: a hook of ``CONTROL_HOOKS``,
-    or an event type of yours that says so (``accepts_control = True``, a class attribute)."""
-    if hook in HOOKS:
-        return hook in CONTROL_HOOKS
-    return bool(getattr(event_type(hook), "accepts_control", False))
+    """Tell whether handlers of ``hook`` may return a Control: whether its event type says
+    so (``accepts_control = True``, a class attribute; the hooks' are ``CONTROL_HOOKS``)."""
+    return event_type(hook).accepts_control
 
 
 class Control(msgspec.Struct, frozen=True):
