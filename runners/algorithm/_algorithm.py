@@ -50,7 +50,7 @@ from .._loop import blocking as run_blocking, in_event_loop
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
 from ..fleet import EnvRunnerGroup
-from . import _rllib_surface as rllib, _tune as tune
+from . import _rllib_surface, _tune
 from ._checkpoints import CheckpointStore, new_checkpoint_dir
 from ._evaluation import Evaluation
 from ._facade import SyncFacade
@@ -65,7 +65,6 @@ from ._training import Trainer
 __all__ = ("Algorithm",)
 
 B = TypeVar("B")
-T = TypeVar("T")
 
 ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
     AlgorithmInit,
@@ -80,7 +79,7 @@ ALGORITHM_HOOK_EVENTS: tuple[type[BaseEvent], ...] = (
 if TYPE_CHECKING:
     _TrainableOrObject = object
 else:  # Tune's Trainable when Ray Tune is installed (tune.Tuner(PPO) needs it), else object
-    _TrainableOrObject = tune.trainable_base()
+    _TrainableOrObject = _tune.trainable_base()
 
 
 class Algorithm(_TrainableOrObject):
@@ -134,7 +133,7 @@ class Algorithm(_TrainableOrObject):
                 f"{', '.join(map(repr, tune_arguments))}; it takes config, env and bus"
             )
         if storage is not None:  # Ray Tune's trial: Tune's __init__ calls setup()
-            tune.start_trial(self, dict(config or {}), storage)
+            _tune.start_trial(self, dict(config or {}), storage)
             return
         self._init_algorithm(self.config_for(config, env), bus)
 
@@ -345,7 +344,7 @@ class Algorithm(_TrainableOrObject):
     def train(self) -> dict[str, Any]:
         """Run one training iteration (sync twin of ``atrain()``)."""
         if self._tune_trial:  # Tune's train(): it calls step(), then adds its own keys
-            result: dict[str, Any] = tune.tune_method(self, "train")
+            result: dict[str, Any] = _tune.tune_method(self, "train")
             return result
         result = self._blocking("train", "atrain", self.atrain)
         return result
@@ -392,7 +391,7 @@ class Algorithm(_TrainableOrObject):
     def stop(self) -> None:
         """Stop the Algorithm and its event loop (sync twin of ``astop()``)."""
         if self._tune_trial:  # Tune's stop() calls cleanup(), which stops as below
-            tune.tune_method(self, "stop")
+            _tune.tune_method(self, "stop")
             return
         self._setup.stop()
 
@@ -457,7 +456,7 @@ class Algorithm(_TrainableOrObject):
         In a Ray Tune trial this is Tune's ``save()`` (its result, for Tune).
         """
         if self._tune_trial:
-            return tune.tune_method(self, "save", checkpoint_dir, **kwargs)
+            return _tune.tune_method(self, "save", checkpoint_dir, **kwargs)
         if kwargs:
             raise TypeError(f"save() takes only checkpoint_dir, got {', '.join(kwargs)}")
         if checkpoint_dir is None:
@@ -467,7 +466,7 @@ class Algorithm(_TrainableOrObject):
     def restore(self, checkpoint_path: Any, **kwargs: Any) -> None:
         """Load a checkpoint (RLlib's name for ``restore_from_path()``; Tune's in a trial)."""
         if self._tune_trial:
-            tune.tune_method(self, "restore", checkpoint_path, **kwargs)
+            _tune.tune_method(self, "restore", checkpoint_path, **kwargs)
             return
         if kwargs:
             raise TypeError(f"restore() takes only checkpoint_path, got {', '.join(kwargs)}")
@@ -499,7 +498,7 @@ class Algorithm(_TrainableOrObject):
     def get_default_config(cls) -> AlgorithmConfig[Any]:
         """Return a new config of this algorithm (RLlib's classmethod): ``PPO`` gives a
         ``PPOConfig()``; a subclass without a config class of its own gets its base's."""
-        return rllib.default_config(cls)
+        return _rllib_surface.default_config(cls)
 
     @property
     def learner(self) -> AnyLearner:
@@ -512,16 +511,16 @@ class Algorithm(_TrainableOrObject):
 
     def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:
         """Return the learner's module ``module_id`` (RLlib's; the runners act with it)."""
-        return rllib.get_module(self.learner, module_id)
+        return _rllib_surface.get_module(self.learner, module_id)
 
     def get_weights(self) -> dict[str, Any]:
         """Return the learner's weights by module id (RLlib's new-stack form)."""
-        return rllib.get_weights(self.learner)
+        return _rllib_surface.get_weights(self.learner)
 
     def set_weights(self, weights: dict[str, Any]) -> None:
         """Load weights by module id (as ``get_weights()`` returns them) into the learner;
         the runners act with them from the next iteration (in-process ones at once)."""
-        rllib.set_weights(self.learner, weights)
+        _rllib_surface.set_weights(self.learner, weights)
 
     @property
     def training_iteration(self) -> int:
@@ -602,7 +601,7 @@ class Algorithm(_TrainableOrObject):
         self._tune_params = config
         # The trial's folder is the trial's alone: a trial Tune restarts from scratch finds
         # its own earlier attempt there, not another run.
-        self._init_algorithm(tune.trial_config(self, config), None, own_logdir=True)
+        self._init_algorithm(_tune.trial_config(self, config), None, own_logdir=True)
 
     def step(self) -> dict[str, Any]:
         """Run one training iteration (Tune's ``step``: ``train()`` calls it)."""
@@ -630,7 +629,7 @@ class Algorithm(_TrainableOrObject):
     def get_auto_filled_metrics(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Tune's auto-filled result keys, ``config`` being the trial's settings dict."""
         params = getattr(self, "_tune_params", {})
-        return tune.auto_filled_metrics(self, params, *args, **kwargs)
+        return _tune.auto_filled_metrics(self, params, *args, **kwargs)
 
     @classmethod
     def default_resource_request(cls, config: Any) -> Any:
@@ -641,7 +640,7 @@ class Algorithm(_TrainableOrObject):
         and evaluation, when they run in worker processes or Ray actors. Inline runners
         are tasks in the Algorithm's process: they take no bundle.
         """
-        return tune.resource_request(cls, config)
+        return _tune.resource_request(cls, config)
 
     def __repr__(self) -> str:
         # getattr: Tune may show a trial's Algorithm before its setup() has run
