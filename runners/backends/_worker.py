@@ -110,6 +110,15 @@ class Worker:
                     request.main_path, f"lacks what the config uses ({exc})", missing=True
                 ) from exc
             raise
+        except ModuleNotFoundError as exc:
+            exc.add_note(
+                f"hookbus: the config uses objects of module {exc.name!r}, which a worker "
+                f"imports by name from the Algorithm's sys.path (never the working folder); "
+                f"that path does not reach it, though the Algorithm had it imported (say, "
+                f"by pytest's --import-mode=importlib, or from a folder on sys.path then): "
+                f"put that folder on sys.path, or define the objects in a module on it"
+            )
+            raise
         # Observers stay on the Algorithm's bus; everything else runs here, as in RLlib.
         bus = make_bus(config, observers=False)
         if self._services is not None:

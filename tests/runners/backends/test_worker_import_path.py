@@ -7,6 +7,7 @@ imported by the workers when the Algorithm's own path does not reach that folder
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -52,7 +53,7 @@ def test_modules_in_the_working_folder_are_not_imported_by_workers(
 
 _DRIVER = """
 import sys
-import local_env  # found through sys.path's first entry, "" (python -c)
+import local_env  # found through sys.path's entry "" (python -c)
 from hookbus.runners import PPOConfig
 
 config = (
@@ -63,10 +64,10 @@ config = (
 )
 with config.build() as algo:
     algo.train()
-    (first,) = algo.env_runner_group.foreach_env_runner(
-        lambda runner: sys.path[0], local_env_runner=False
+    (path,) = algo.env_runner_group.foreach_env_runner(
+        lambda runner: list(sys.path), local_env_runner=False
     )
-print(repr(first))
+print("" in path, "" in sys.path)
 """
 
 _LOCAL_ENV = """
@@ -90,8 +91,8 @@ class OneStep(gym.Env):
 
 
 def test_an_algorithm_run_with_dash_c_shares_its_working_folder_entry(tmp_path: Path) -> None:
-    # `python -c` puts "" (the working folder) first on the Algorithm's path: that entry
-    # is the Algorithm's own, so its workers have it too and import the env from there.
+    # `python -c` puts "" (the working folder) on the Algorithm's path: that entry is the
+    # Algorithm's own, so its workers have it too and import the env from there.
     (tmp_path / "local_env.py").write_text(textwrap.dedent(_LOCAL_ENV))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     done = subprocess.run(
@@ -104,4 +105,26 @@ def test_an_algorithm_run_with_dash_c_shares_its_working_folder_entry(tmp_path: 
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "''"
+    assert done.stdout.strip().splitlines()[-1] == "True True"
+
+
+def test_a_module_the_algorithm_path_does_not_reach_is_named(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Algorithm imported a module from a file (as pytest's --import-mode=importlib
+    # does) without its folder on sys.path: a worker, given its path, cannot import it.
+    source = tmp_path / "only_here.py"
+    source.write_text("from hookbus.kernel import Callback\n\n\nclass Here(Callback):\n    pass\n")
+    spec = importlib.util.spec_from_file_location("only_here", source)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, "only_here", module)
+    config = small_ppo.env_runners(num_env_runners=1, backend="process").callbacks(module.Here)
+    with pytest.raises(ModuleNotFoundError, match="only_here") as info:
+        config.build()
+    notes = "\n".join(info.value.__notes__)
+    assert (
+        "module 'only_here', which a worker imports by name from the Algorithm's sys.path" in notes
+    )
