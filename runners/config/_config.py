@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import difflib
 import math
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
@@ -57,6 +58,7 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
 
     def __init__(self) -> None:
         super().__init__()
+        _make_known_to_tune()
         self.in_evaluation = False
         self.callbacks_class: list[Any] = []
         self.callbacks_per_hook: dict[str, list[Callable[..., Any]]] = {}
@@ -410,6 +412,20 @@ class _ByValue:
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         return cloudpickle.loads, (cloudpickle.dumps(self.value),)
+
+
+def _make_known_to_tune() -> None:
+    """Register ``AlgorithmConfig`` with Tune's interface for config objects if Ray Tune is
+    imported, so that a config is a valid ``param_space`` (Tune calls its ``to_dict()``).
+
+    A dict look-up when Tune is not imported. An ABC registration (``_Config.register``)
+    changes no class's bases; the first use of an Algorithm class registers it too
+    (``algorithm/_tune.py``), for a config made before Tune was imported.
+    """
+    tune = sys.modules.get("ray.tune.tune")
+    configs = getattr(tune, "_Config", None)
+    if configs is not None and not issubclass(AlgorithmConfig, configs):
+        configs.register(AlgorithmConfig)
 
 
 def _override_hint(name: str, allowed: list[str]) -> str:

@@ -220,3 +220,20 @@ def test_a_class_pickled_by_reference_is_the_same_class_elsewhere() -> None:
         """
     )
     assert out == "True True"
+
+
+def test_a_config_made_once_tune_is_imported_is_a_tune_param_space() -> None:
+    pytest.importorskip("ray.tune")
+    # A function trainable's script may never touch an Algorithm class before Tune looks
+    # at its config: making the config registers it, and still loads no Algorithm module.
+    out = _run(
+        """
+        import sys
+        from ray import tune
+        from ray.tune.tune import _Config
+        from hookbus.runners import PPOConfig
+        config = PPOConfig().environment("CartPole-v1")
+        print(isinstance(config, _Config), "hookbus.runners.algorithm._algorithm" in sys.modules)
+        """
+    )
+    assert out == "True False"
