@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from hookbus.kernel import ConfigError
-from hookbus.runners import PPO, PPOConfig, register_env
+from hookbus.runners import DQN, PPO, DQNConfig, PPOConfig, register_env
 
 sys.path.insert(0, str(Path(__file__).parent))  # so trials and workers import the helpers
 import ray.cloudpickle
@@ -117,6 +117,23 @@ def test_registered_envs_inside_trials(tmp_path: Path) -> None:
         runners = results[0].metrics["env_runners"]
         assert set(runners["env_tag"]) == {param_space.get("env_config", {}).get("tag", "hb")}
         assert os.getpid() not in set(runners["env_pid"])  # made in the trial's process
+
+
+def test_dqn_trials_build_from_the_settings_tune_passes(tmp_path: Path) -> None:
+    # Tune builds a trial as DQN(config=<dict of settings>, storage=...): DQN's own state
+    # (the replay buffer) is made from the resolved config, as PPO's is.
+    config = (
+        DQNConfig()
+        .environment("CartPole-v1")
+        .reporting(min_sample_timesteps_per_iteration=100)
+        .training(num_steps_sampled_before_learning_starts=50, model={"fcnet_hiddens": [8]})
+    )
+    results = tune.Tuner(
+        DQN, param_space=config, run_config=run_config(tmp_path, stop={"training_iteration": 2})
+    ).fit()
+    assert results.num_errors == 0, results.errors
+    assert results[0].metrics["training_iteration"] == 2
+    assert results[0].metrics["num_env_steps_sampled_lifetime"] >= 200
 
 
 def curriculum_trainable(params: dict[str, Any]) -> None:

@@ -68,7 +68,11 @@ class DQN(Algorithm):
     local_replay_buffer: ReplayBuffer
     """The replay buffer: ``add``, ``sample``, ``len()``, ``get_state()``, ``set_state()``."""
 
-    def __init__(self, config: AlgorithmConfig[Any], *, bus: Bus | None = None) -> None:
+    def _init_algorithm(
+        self, config: AlgorithmConfig[Any], bus: Bus | None, *, own_logdir: bool = False
+    ) -> None:
+        # Here, not in __init__: every way of building (DQNConfig.build(), DQN(config=a
+        # dict), a Tune trial's setup) reaches this with the resolved config.
         if not isinstance(config, DQNConfig):
             raise ConfigError(f"DQN needs a DQNConfig, got {type(config).__name__}")
         seed = None if config.seed is None else [config.seed, _BUFFER_SEED_KEY]
@@ -78,7 +82,7 @@ class DQN(Algorithm):
         self._last_target_update_ts = 0
         self._num_target_updates = 0
         self._update_credit = 0.0  # fractional updates owed under training_intensity
-        super().__init__(config, bus=bus)
+        super()._init_algorithm(config, bus, own_logdir=own_logdir)
 
     def build_learner(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
