@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hookbus.kernel import Bus, Control, Episode, Publisher
+from hookbus.kernel import Bus, Control, Publisher
 
 from .._deprecation import warn_deprecated
 from .._loop import LoopThread
@@ -17,6 +17,7 @@ from ..backends import load_backend
 from ..backends._base import EnvRunnerHandle
 from ..backends._inline import InlineEnvRunner
 from ..env_runner import EnvRunner, SampleRequest, env_runner_class
+from ..episodes import Episode
 from ._async_calls import AsyncCalls
 from ._calls import RunnerCalls
 from ._faults import collect, is_runner_failure, within
