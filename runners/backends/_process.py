@@ -163,7 +163,7 @@ def worker_command(path: list[str]) -> list[str]:
     path reaches, never the working folder). ``python -m`` would put the working folder
     first and import hookbus, msgspec and the rest from there before any message came, so
     the worker starts with ``-c`` and its first statement sets the path (``_START``); ``-P``
-    keeps ``-c``'s empty entry (the working folder) out while the interpreter starts. An
+    keeps ``-c``'s own empty entry (the working folder) off the path even before that. An
     empty entry in ``path`` is the Algorithm's own (it was started with ``-c``) and stays:
     the worker starts in the same folder, so it reaches what the Algorithm reaches.
 
