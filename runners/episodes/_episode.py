@@ -8,10 +8,12 @@ import itertools
 import operator
 import os
 import sys
+from collections.abc import Sequence
 from time import perf_counter
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._episode_state import load_single_agent, single_agent_state
 from ._lookback import Indices, Lookback, gather, gather_with_lookback
@@ -50,13 +52,18 @@ else:  # sum() compensates rounding since 3.12: one by one as add_step does, in 
 
 
 class TemporaryData:
-    """Per-step scratch lists that callbacks keep on an episode (never sent to the learner)."""
+    """Per-step scratch lists that callbacks keep on an episode (never sent to the learner).
+
+    An episode stores what it is given (scratch values, observations, actions) and hands it
+    back without looking inside: those parameters are ``object``; what it reads (rewards,
+    flags, infos) is typed.
+    """
 
     __slots__ = ()
     _temporary: dict[str, list[Any]]
     id_: str
 
-    def add_temporary_timestep_data(self, key: str, value: Any) -> None:
+    def add_temporary_timestep_data(self, key: str, value: object) -> None:
         """Append ``value`` to the per-step scratch list ``key`` (not sent to the learner)."""
         data = self._temporary.get(key)
         if data is None:
@@ -238,7 +245,7 @@ class Episode(TemporaryData):
 
     # --- building (the runner's side) ---------------------------------------------------
 
-    def add_reset(self, observation: Any, info: dict[str, Any]) -> None:
+    def add_reset(self, observation: object, info: dict[str, Any]) -> None:
         """Record the first observation, from the env's reset."""
         if self._pending is not None:
             self._settle()
@@ -248,8 +255,8 @@ class Episode(TemporaryData):
 
     def add_step(
         self,
-        observation: Any,
-        action: Any,
+        observation: object,
+        action: object,
         reward: float,
         terminated: bool,
         truncated: bool,
@@ -272,9 +279,9 @@ class Episode(TemporaryData):
 
     def add_steps(
         self,
-        observations: Any,
-        actions: Any,
-        rewards: Any,
+        observations: Sequence[object] | npt.NDArray[Any],
+        actions: Sequence[object] | npt.NDArray[Any],
+        rewards: Sequence[float] | npt.NDArray[np.floating[Any]],
         infos: list[dict[str, Any]] | None,
         terminated: bool,
         truncated: bool,
@@ -453,7 +460,7 @@ class Episode(TemporaryData):
         before = getattr(self._lookback, what) if self._lookback is not None else []
         return gather_with_lookback(before, items, indices, stack=stack)
 
-    def set_rewards(self, rewards: Any, at_indices: Indices = None) -> None:
+    def set_rewards(self, rewards: npt.ArrayLike, at_indices: Indices = None) -> None:
         """Replace rewards (all, or those at ``at_indices``), e.g. in on_postprocess_trajectory."""
         values = np.asarray(rewards, dtype=float).ravel().tolist()
         if at_indices is None:

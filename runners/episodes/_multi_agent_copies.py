@@ -16,6 +16,7 @@ from collections.abc import Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Self
 
+from .._ids import AgentID
 from ._episode import Episode
 from ._episode_state import load_single_agent, single_agent_state
 
@@ -202,6 +203,6 @@ class EpisodeCopies:
         return episode
 
 
-def _key(agent_id: Any) -> Any:
+def _key(agent_id: AgentID | list[Any]) -> AgentID:
     # A decoded state gives lists where tuples were (msgpack, JSON); agent ids are hashable.
     return tuple(agent_id) if isinstance(agent_id, list) else agent_id

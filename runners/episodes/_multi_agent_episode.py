@@ -6,6 +6,7 @@ from collections.abc import Callable, Collection, Mapping
 from time import perf_counter
 from typing import Any
 
+from .._ids import AgentID, ModuleID
 from ._episode import Episode, Indices, TemporaryData, new_episode_id
 from ._multi_agent_copies import EpisodeCopies
 
@@ -178,7 +179,7 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
         self.is_terminated, self.is_truncated = False, True
         self._end_time = perf_counter()
 
-    def _join(self, agent_id: Any, observation: Any, info: dict[str, Any]) -> None:
+    def _join(self, agent_id: AgentID, observation: object, info: dict[str, Any]) -> None:
         if agent_id in self.agent_episodes:
             raise ValueError(f"agent {agent_id!r} joined episode {self.id_} twice")
         episode = Episode(self.env_index, self.id_)
@@ -191,8 +192,8 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
 
     def _complete(
         self,
-        agent_id: Any,
-        observation: Any,
+        agent_id: AgentID,
+        observation: object,
         terminated: bool,
         truncated: bool,
         info: dict[str, Any],
@@ -206,7 +207,7 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
         self._stamps[agent_id].append(self._env_t)
 
     def _leave(
-        self, agent_id: Any, terminated: bool, truncated: bool, info: dict[str, Any]
+        self, agent_id: AgentID, terminated: bool, truncated: bool, info: dict[str, Any]
     ) -> None:
         episode = self.agent_episodes[agent_id]
         self._to_act.pop(agent_id, None)
@@ -266,7 +267,7 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
         """The env step the episode (or chunk) is at: ``t_started + len(self)``."""
         return self.t_started + self._env_t
 
-    def module_for(self, agent_id: Any) -> str:
+    def module_for(self, agent_id: AgentID) -> ModuleID:
         """Return the module (policy) id acting for ``agent_id`` (mapped once per episode)."""
         module_id = self.agent_to_module.get(agent_id)
         if module_id is None:
@@ -369,7 +370,7 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
             part._stamps[agent.agent_id] = list(completed_at)
         return part
 
-    def completed_at(self, agent_id: Any) -> list[int]:
+    def completed_at(self, agent_id: AgentID) -> list[int]:
         """Return the env steps (from 1 in this chunk) that completed the agent's transitions."""
         return list(self._stamps[agent_id])
 
@@ -388,13 +389,13 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
 
 
 def _agent_done(
-    agent_id: Any, terminateds: Mapping[Any, bool], truncateds: Mapping[Any, bool]
+    agent_id: AgentID, terminateds: Mapping[Any, bool], truncateds: Mapping[Any, bool]
 ) -> tuple[bool, bool]:
     terminated = bool(terminateds.get(agent_id, False))
     truncated = bool(truncateds.get(agent_id, False)) and not terminated
     return terminated, truncated
 
 
-def _info(infos: Mapping[Any, Any], agent_id: Any) -> dict[str, Any]:
+def _info(infos: Mapping[Any, Any], agent_id: AgentID) -> dict[str, Any]:
     info = infos.get(agent_id)
     return dict(info) if isinstance(info, Mapping) else {}

@@ -34,6 +34,8 @@ from ._replay_agents import multi_agent_from, replay_reset, replay_step
 __all__ = ("HookReplay",)
 
 AnyEpisode = Episode | MultiAgentEpisode
+EpisodeEvent = EpisodeCreated | EpisodeStart | EpisodeStep | EpisodeEnd | PostprocessTrajectory
+"""The events of one episode's hooks: each names its episode and sub-env."""
 
 
 class HookReplay:
@@ -85,7 +87,7 @@ class HookReplay:
         episode = self.finished.pop(episode_id, None)
         return episode if episode is not None else self.live.get(episode_id)
 
-    def _episode_for(self, event: Any) -> AnyEpisode:
+    def _episode_for(self, event: EpisodeEvent) -> AnyEpisode:
         episode = self.live.get(event.episode_id)
         if episode is None:
             if isinstance(event, EpisodeCreated) and event.multi_agent:
