@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
-__all__ = ("sub_info", "with_rows")
+__all__ = ("Batched", "sub_info", "with_rows")
+
+Batched: TypeAlias = "npt.NDArray[Any] | dict[str, Batched] | tuple[Batched, ...]"
+"""A vector env's observations: an array with a row per sub-env, or a dict or tuple of
+them (as a Dict or Tuple space batches)."""
 
 
-def with_rows(batch: Any, rows: dict[int, Any]) -> Any:
+def with_rows(batch: Batched, rows: dict[int, Any]) -> Batched:
     """Return a copy of a batched observation (an array, or a dict or tuple of them, as a
     Dict or Tuple space batches) with row ``i`` replaced by ``rows[i]``."""
     if isinstance(batch, dict):

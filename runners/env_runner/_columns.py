@@ -21,12 +21,19 @@ are still in the columns).
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from ._batched import sub_info
 from ._sampling import Sampling
+
+if TYPE_CHECKING:
+    from ..episodes import Episode
+
+Flags = npt.NDArray[np.bool_]
+"""A vector step's ``terminateds`` or ``truncateds``: one flag per sub-env."""
 
 __all__ = ("ColumnarLoop", "Columns", "VectorStepper")
 
@@ -65,7 +72,14 @@ class Columns:
         self.infos: dict[int, dict[str, Any]] = {}
         """The batched infos of the vector steps that had any (most envs give none)."""
 
-    def put(self, t: int, obs: Any, actions: Any, rewards: Any, infos: dict[str, Any]) -> None:
+    def put(
+        self,
+        t: int,
+        obs: npt.NDArray[Any],
+        actions: npt.ArrayLike,
+        rewards: npt.NDArray[Any],
+        infos: dict[str, Any],
+    ) -> None:
         """Write vector step ``t`` (the rows before it are written)."""
         if self.observations is None:
             self._allocate(obs, actions, rewards)
@@ -84,7 +98,7 @@ class Columns:
 
     def flush(
         self,
-        episode: Any,
+        episode: Episode,
         i: int,
         start: int,
         stop: int,
@@ -102,7 +116,7 @@ class Columns:
             truncated,
         )
 
-    def _allocate(self, obs: Any, actions: Any, rewards: Any) -> None:
+    def _allocate(self, obs: npt.ArrayLike, actions: npt.ArrayLike, rewards: npt.ArrayLike) -> None:
         obs, actions, rewards = np.asarray(obs), np.asarray(actions), np.asarray(rewards)
         size = self.capacity
         self.observations = np.empty((size, *obs.shape), obs.dtype)
@@ -176,7 +190,7 @@ class ColumnarLoop:
         return steps
 
     async def _boundaries(
-        self, t: int, terminateds: Any, truncateds: Any, ends: Any, steps: int
+        self, t: int, terminateds: Flags, truncateds: Flags, ends: npt.NDArray[np.intp], steps: int
     ) -> None:
         """Visit, in sub-env order, the sub-envs that start or end an episode at step ``t``
         (the budget is not met in this step: nothing to drop)."""
@@ -194,7 +208,9 @@ class ColumnarLoop:
             else:
                 await self._end(i, t, episode, bool(terminateds[i]), bool(truncateds[i]))
 
-    async def _every_sub_env(self, t: int, terminateds: Any, truncateds: Any, steps: int) -> int:
+    async def _every_sub_env(
+        self, t: int, terminateds: Flags, truncateds: Flags, steps: int
+    ) -> int:
         """Visit every sub-env at step ``t`` in order, counting as the per-step loop does
         (exact budgets drop what lies beyond them); return the steps recorded in all."""
         term_list, trunc_list = terminateds.tolist(), truncateds.tolist()
@@ -224,7 +240,7 @@ class ColumnarLoop:
             await self._end(i, t, episode, terminated, truncated)
         return 1
 
-    def _start(self, i: int, t: int, episode: Any, ended: bool) -> bool:
+    def _start(self, i: int, t: int, episode: Episode, ended: bool) -> bool:
         """Sub-env ``i``'s step ``t`` was its reset: put it into ``episode`` and return
         True (the caller publishes the start), or False while the sub-env plays out an
         episode a handler ended (``ended``: whether this step ends that one)."""
@@ -239,7 +255,9 @@ class ColumnarLoop:
         self._since[i] = t + 1
         return True
 
-    async def _end(self, i: int, t: int, episode: Any, terminated: bool, truncated: bool) -> None:
+    async def _end(
+        self, i: int, t: int, episode: Episode, terminated: bool, truncated: bool
+    ) -> None:
         """Sub-env ``i``'s step ``t`` ended ``episode``: hand its steps over and end it."""
         self._columns.flush(episode, i, self._since[i], t + 1, terminated, truncated)
         sampling = self.sampling

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 import numpy as np
+from numpy.typing import NDArray
 
 from hookbus.events import SampleEnd
 from hookbus.kernel import Bus, Control, Publisher
@@ -21,6 +22,7 @@ from ._sampling import Sampling, Steps, StepsFactory
 from ._steps import VectorEnvSteps
 
 if TYPE_CHECKING:
+    from .._rl_module import MultiRLModule, RLModule
     from ..config import AlgorithmConfig
 
 __all__ = ("EnvRunner",)
@@ -54,12 +56,14 @@ class EnvRunner:
         config: AlgorithmConfig[Any],
         *,
         bus: Bus,
-        module: Any = None,
+        module: RLModule | MultiRLModule | None = None,
         worker_index: int = 0,
     ) -> None:
         self.config = config
         self.bus = bus
-        self.module = module
+        # Read as Any: fleet/_group.py's current_weights() and the multi-agent runner's
+        # module[policy_id] take it as present and multi; narrow it when they check.
+        self.module: Any = module
         self.worker_index = worker_index
         self.num_workers: int = config.num_env_runners
         """How many remote runners the group has (RLlib's name)."""
@@ -312,7 +316,9 @@ class EnvRunner:
             self.env.single_observation_space if to_module is None else to_module.observation_space
         )
 
-    def module_observations(self, observations: Any, episode: Any = None) -> Any:
+    def module_observations(
+        self, observations: Sequence[Any], episode: Episode | None = None
+    ) -> NDArray[Any]:
         """Return ``observations`` (a sequence, e.g. an episode's) as the module takes them:
         through the env-to-module pipeline, stacked into one array."""
         to_module = self._to_module
@@ -322,7 +328,7 @@ class EnvRunner:
             else to_module.stack(observations, episode)
         )
 
-    def episode_observations(self, episode: Any) -> Any:
+    def episode_observations(self, episode: Episode) -> NDArray[Any]:
         """Return ``episode``'s observations as the module takes them, stacked: what
         ``module_observations(episode.observations)`` gives, without a row per step when
         the env needs no pipeline (the episode's own arrays, ``get_observations()``)."""

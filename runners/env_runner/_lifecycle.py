@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hookbus.events import (
     BaseEvent,
@@ -16,9 +16,15 @@ from hookbus.events import (
 from hookbus.kernel import Dispatcher, Publisher
 
 from ..envs import env_name
-from ..episodes import MultiAgentEpisode
+from ..episodes import Episode, MultiAgentEpisode
+
+if TYPE_CHECKING:
+    from ..episodes._like import EpisodeLike
+    from ._env_runner import EnvRunner
 
 __all__ = ("EpisodeLifecycle",)
+
+E = TypeVar("E", bound="EpisodeLike")
 
 
 class EpisodeLifecycle:
@@ -36,7 +42,7 @@ class EpisodeLifecycle:
 
     __slots__ = ("_ended", "_postprocessed", "_publisher", "_runner", "on_created", "on_started")
 
-    def __init__(self, publisher: Publisher, env_runner: Any) -> None:
+    def __init__(self, publisher: Publisher, env_runner: EnvRunner) -> None:
         self._publisher = publisher
         self._runner = env_runner  # for its current module (the learner may set it later)
         self.on_created = publisher.dispatcher(EpisodeCreated)
@@ -47,7 +53,7 @@ class EpisodeLifecycle:
         self._ended = publisher.dispatcher(EpisodeEnd)
         self._postprocessed = publisher.dispatcher(PostprocessTrajectory)
 
-    def _call(self, dispatcher: Dispatcher, event: BaseEvent, episode: Any) -> Any:
+    def _call(self, dispatcher: Dispatcher, event: BaseEvent, episode: EpisodeLike) -> Any:
         """Call an episode hook's chain (checked non-empty) on ``event``: return its
         Control or None, or for an async chain the coroutine to await."""
         runner = self._runner
@@ -55,7 +61,7 @@ class EpisodeLifecycle:
             event, episode, runner, runner.metrics, runner.env, runner.module, episode.env_index
         )
 
-    async def _run(self, dispatcher: Dispatcher, event: BaseEvent, episode: Any) -> None:
+    async def _run(self, dispatcher: Dispatcher, event: BaseEvent, episode: EpisodeLike) -> None:
         """Run an episode hook's chain (checked non-empty) on ``event``; keep its Control."""
         control = self._call(dispatcher, event, episode)
         if dispatcher.is_async:
@@ -63,7 +69,7 @@ class EpisodeLifecycle:
         if control is not None:
             self._publisher.add_control(control)
 
-    async def created(self, episode: Any) -> Any:
+    async def created(self, episode: E) -> E:
         """Publish ``on_episode_created`` for a new, empty ``episode``; return it."""
         if self.on_created.call is not None:
             event = EpisodeCreated(
@@ -77,7 +83,7 @@ class EpisodeLifecycle:
         return episode
 
     async def started(
-        self, episode: Any, fields: Callable[[], dict[str, Any]] | None = None
+        self, episode: EpisodeLike, fields: Callable[[], dict[str, Any]] | None = None
     ) -> None:
         """Publish ``on_episode_start`` once the reset is in ``episode``.
 
@@ -85,8 +91,9 @@ class EpisodeLifecycle:
         listens); by default a single-agent episode's first observation and info.
         """
         if self.on_started.call is not None:
-            if fields is None:
-                data = {"observation": episode.observations[0], "info": episode.infos[0]}
+            if fields is None:  # only single-agent episodes come without fields
+                single = cast(Episode, episode)  # once per listened-to start, not per step
+                data = {"observation": single.observations[0], "info": single.infos[0]}
             else:
                 data = fields()
             event = EpisodeStart(
@@ -98,7 +105,7 @@ class EpisodeLifecycle:
             )
             await self._run(self.on_started, event, episode)
 
-    async def ended(self, episode: Any, early: bool) -> None:
+    async def ended(self, episode: EpisodeLike, early: bool) -> None:
         """Publish ``on_episode_end`` (after the final step's ``on_episode_step``), then
         ``on_postprocess_trajectory``.
 

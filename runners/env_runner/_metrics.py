@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hookbus.events import SampleEnd
+from hookbus.events import EpisodeEnd, SampleEnd
 from hookbus.kernel import Callback, ConfigError
 from hookbus.metrics import MetricsLogger
 
@@ -17,6 +17,7 @@ from ..config import DEFAULT_MODULE_ID
 from ..episodes import Episode, MultiAgentEpisode
 
 if TYPE_CHECKING:
+    from .._rl_module import MultiRLModule, RLModule
     from ..config import AlgorithmConfig
     from ._env_runner import EnvRunner
 
@@ -72,13 +73,14 @@ class EnvRunnerMetrics(Callback):
         episode: Episode | MultiAgentEpisode,
         env_runner: EnvRunner | None,
         metrics_logger: MetricsLogger,
-        event: Any = None,
-        env: Any = None,
-        rl_module: Any = None,
+        event: EpisodeEnd | None = None,
+        env: object = None,
+        rl_module: RLModule | MultiRLModule | None = None,
         env_index: int | None = None,
     ) -> None:
         # Every argument of the hook named, no **kwargs: the chain builds no dict for the
         # call (it runs for every episode), and subclasses may still pass all of them on.
+        # ``env`` is an ``object``: not read here (a vector env of either kind).
         last = self._last
         if last is not None and last[0]() is metrics_logger:
             ended = last[1]

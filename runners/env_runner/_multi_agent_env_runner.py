@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hookbus.events import EpisodeStep
 from hookbus.kernel import ConfigError
@@ -22,7 +23,7 @@ from ..envs import (
     multi_agent_pipeline,
     vectorize_mode,
 )
-from ..episodes import MultiAgentEpisode, reset_agents, step_agents
+from ..episodes import Episode, MultiAgentEpisode, reset_agents, step_agents
 from ._env_runner import EnvRunner
 from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling
@@ -266,15 +267,22 @@ class MultiAgentEnvRunner(EnvRunner):
         """Each module's (observation space, action space)."""
         return cast(MultiAgentSteps, self._steps).spaces
 
-    def module_observations(self, observations: Any, episode: Any = None) -> Any:
+    def module_observations(
+        self, observations: Sequence[Any], episode: Episode | None = None
+    ) -> NDArray[Any]:
         """Return an agent's ``observations`` (``episode``'s, an agent episode) as its
         module takes them: through the env-to-module pipeline, stacked into one array."""
         to_module = cast(MultiAgentSteps, self._steps).to_module
         if to_module is None:
             return np.asarray(observations)
+        if episode is None:
+            raise ValueError(
+                "module_observations() of a multi-agent runner with an env-to-module "
+                "pipeline needs the agent's episode: its agent_id picks the pipeline"
+            )
         return to_module.stack(episode.agent_id, observations, episode)
 
-    def episode_observations(self, episode: Any) -> Any:
+    def episode_observations(self, episode: Episode) -> NDArray[Any]:
         """Return an agent's ``episode``'s observations as its module takes them, stacked
         (``module_observations`` of its observations)."""
         return self.module_observations(episode.observations, episode)

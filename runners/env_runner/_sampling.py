@@ -24,6 +24,8 @@ from ._requests import SampleRequest
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
+    from ..episodes._like import EpisodeLike
+    from ._env_runner import EnvRunner
 
 __all__ = ("Sampling", "Steps", "StepsFactory")
 
@@ -103,7 +105,7 @@ class Sampling:
 
     def __init__(
         self,
-        runner: Any,
+        runner: EnvRunner,
         stepper: Steps,
         lifecycle: EpisodeLifecycle,
         publisher: Publisher,
@@ -157,19 +159,20 @@ class Sampling:
 
     def publish_step(
         self,
-        episode: Any,
-        action: Any,
+        episode: EpisodeLike,
+        action: object,
         reward: float,
-        observation: Any,
+        observation: object,
         info: dict[str, Any],
         agents: list[AgentData] | None,
     ) -> Any:
         """Build the ``on_episode_step`` event of ``episode``'s last step and run the chain
         (someone listens): the one place the hook is published, the final step included.
 
-        Returns the chain's result: its Control (or None), or for an async chain the
-        coroutine to await. A call, not an ``await`` of a helper: that costs ~340 ns a
-        step more (docs/design.md). The live arguments go positionally, in
+        ``action`` and ``observation`` go into the event as they are (``object``: nothing
+        here reads them). Returns the chain's result: its Control (or None), or for an
+        async chain the coroutine to await. A call, not an ``await`` of a helper: that
+        costs ~340 ns a step more (docs/design.md). The live arguments go positionally, in
         ``kernel.LIVE_ARGS`` order (``tests/runners/test_live_arguments.py``).
         """
         runner, i = self._runner, episode.env_index
@@ -190,7 +193,7 @@ class Sampling:
             event, episode, runner, runner.metrics, runner.env, runner.module, i
         )
 
-    def ends_early(self, episode: Any, control: Control, ended: bool) -> bool:
+    def ends_early(self, episode: EpisodeLike, control: Control, ended: bool) -> bool:
         """Keep an ``on_episode_step`` chain's Control; with ``end_episode`` on a step that
         did not end ``episode``, truncate it now (and return True)."""
         self._publisher.add_control(control)
@@ -199,7 +202,7 @@ class Sampling:
         episode.truncate()  # a multi-agent episode's agents all leave truncated
         return True
 
-    async def end(self, i: int, episode: Any, early: bool) -> None:
+    async def end(self, i: int, episode: EpisodeLike, early: bool) -> None:
         """Finish sub-env ``i``'s ``episode`` (its last step is published): publish its end,
         then give the sub-env its next episode, unless the budget is met (exact)."""
         if early:

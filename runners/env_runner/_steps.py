@@ -26,7 +26,7 @@ import numpy as np
 from .._exploration import make_exploration
 from ..envs import AT_NEXT_STEP, WHEN_DONE, EnvContext, env_to_module_pipeline, make_vector_env
 from ..episodes import Episode
-from ._batched import sub_info, with_rows
+from ._batched import Batched, sub_info, with_rows
 from ._columns import ColumnarLoop
 from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling
@@ -204,7 +204,7 @@ class VectorEnvSteps:
             await lifecycle.started(episode)
         return episode
 
-    def _with_fresh_rows(self, obs: Any) -> Any:
+    def _with_fresh_rows(self, obs: Batched) -> Batched:
         """Return ``obs`` with the rows of the sub-envs reset alone replaced (a copy: the
         episodes keep views of the old rows)."""
         rows = {i: row for i, (row, _) in self._fresh.items()}
