@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-__all__ = ("Batched", "sub_info", "with_rows")
+from .._types import Batched
 
-Batched: TypeAlias = "npt.NDArray[Any] | dict[str, Batched] | tuple[Batched, ...]"
-"""A vector env's observations: an array with a row per sub-env, or a dict or tuple of
-them (as a Dict or Tuple space batches)."""
+__all__ = ("sub_info", "with_rows")
 
 
 def with_rows(batch: Batched, rows: dict[int, Any]) -> Batched:

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._exploration import make_exploration
+from .._types import Batched
 from ..envs import AT_NEXT_STEP, WHEN_DONE, EnvContext, env_to_module_pipeline, make_vector_env
 from ..episodes import Episode
-from ._batched import Batched, sub_info, with_rows
+from ._batched import sub_info, with_rows
 from ._columns import ColumnarLoop
 from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Self
 
-from .._ids import AgentID
+from .._types import AgentID
 from ._episode import Episode
 from ._episode_state import load_single_agent, single_agent_state
 

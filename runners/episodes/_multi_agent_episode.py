@@ -6,7 +6,7 @@ from collections.abc import Callable, Collection, Mapping
 from time import perf_counter
 from typing import Any
 
-from .._ids import AgentID, ModuleID
+from .._types import AgentID, ModuleID
 from ._episode import Episode, Indices, TemporaryData, new_episode_id
 from ._multi_agent_copies import EpisodeCopies
 
