@@ -4,7 +4,7 @@ RLlib's scripts write ``result[ENV_RUNNER_RESULTS][EPISODE_RETURN_MEAN]`` and st
 such as ``{f"{ENV_RUNNER_RESULTS}/{EPISODE_RETURN_MEAN}": 450.0}``; these constants have
 RLlib's values (``ray.rllib.utils.metrics``, and ``TRAINING_ITERATION`` from
 ``ray.tune.result``). Only keys that hookbus's results carry are here: a test trains and
-finds each one (tests/runners/test_result_keys.py).
+finds each one (tests/runners/algorithm/test_result_keys.py).
 """
 
 from __future__ import annotations

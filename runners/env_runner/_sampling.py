@@ -173,7 +173,7 @@ class Sampling:
         here reads them). Returns the chain's result: its Control (or None), or for an
         async chain the coroutine to await. A call, not an ``await`` of a helper: that
         costs ~340 ns a step more (docs/design.md). The live arguments go positionally, in
-        ``kernel.LIVE_ARGS`` order (``tests/runners/test_live_arguments.py``).
+        ``kernel.LIVE_ARGS`` order (``tests/runners/env_runner/test_live_arguments.py``).
         """
         runner, i = self._runner, episode.env_index
         event = EpisodeStep(

@@ -19,7 +19,7 @@ import pytest
 from hookbus.kernel import ConfigError
 from hookbus.runners import DQN, PPO, DQNConfig, PPOConfig, register_env
 
-sys.path.insert(0, str(Path(__file__).parent))  # so trials and workers import the helpers
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so trials and workers import the helpers
 import ray.cloudpickle
 import tune_helpers
 from ray import tune

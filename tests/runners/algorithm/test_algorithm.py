@@ -15,7 +15,7 @@ from hookbus.events import TrainResult
 from hookbus.kernel import Bus, Callback, ConfigError, HookbusWarning
 from hookbus.runners import AlgorithmStateError, PPOConfig
 
-sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
+sys.path.insert(0, str(Path(__file__).parents[1]))  # worker processes import the helpers too
 from process_helpers import EpisodeAndSampleCounts, Levels, next_level
 
 

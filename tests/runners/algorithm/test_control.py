@@ -12,10 +12,10 @@ from hookbus.kernel import Bus, Callback, Control
 from hookbus.runners import PPOConfig
 from hookbus.runners.app._cli import main
 
-sys.path.insert(0, str(Path(__file__).parent))  # so workers and actors import the helpers
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so workers and actors import the helpers
 import process_helpers
 
-CALLBACKS = Path(__file__).parent / "app" / "control_callbacks.py"
+CALLBACKS = Path(__file__).parents[1] / "app" / "control_callbacks.py"
 # PPO's 4000 env steps of ten epochs an iteration are not what these tests are about.
 SMALL = ["--set", "train_batch_size=200", "--set", "minibatch_size=50", "--set", "num_epochs=1"]
 NOTHING = {

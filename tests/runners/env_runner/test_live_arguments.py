@@ -30,7 +30,7 @@ from hookbus.runners import (
     ResultDraft,
 )
 
-sys.path.insert(0, str(Path(__file__).parent))  # worker processes import the helpers too
+sys.path.insert(0, str(Path(__file__).parents[1]))  # worker processes import the helpers too
 import process_helpers
 
 KINDS: dict[str, Any] = {

@@ -22,7 +22,7 @@ from hookbus.runners import (
     PPOConfig,
 )
 
-sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
 import process_helpers
 
 

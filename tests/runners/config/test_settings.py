@@ -58,7 +58,7 @@ def test_every_setting_derives_from_its_one_declaration(
         assert f"| `{info.name}` |" in DOC, f"{info.name} is not in docs/settings.md"
 
 
-DOC = (Path(__file__).parents[2] / "docs" / "settings.md").read_text()
+DOC = (Path(__file__).parents[3] / "docs" / "settings.md").read_text()
 
 
 def test_docs_settings_page_is_made_from_the_declarations() -> None:

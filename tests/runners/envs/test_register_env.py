@@ -19,7 +19,7 @@ from hookbus.runners import (
     register_env,
 )
 
-sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers
 import tune_helpers
 
 SMALL = {"train_batch_size": 200, "minibatch_size": 50, "num_epochs": 1}
