@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -82,7 +82,7 @@ class AsyncVectorEnv(MarksEnvFailures, gym.vector.AsyncVectorEnv):
             )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _raise_if_errors(self, successes: Any) -> None:
+    def _raise_if_errors(self, successes: Iterable[bool]) -> None:
         # gymnasium's own reports a sub-env's error through warnings.warn before it resets
         # its state (under `-W error` the warning replaces the error, and the env is left
         # "waiting"); this raises the sub-env's own exception, its traceback as a note.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import abc
 import inspect
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -27,7 +27,19 @@ from numpy.typing import NDArray
 
 from hookbus.kernel import ConfigError
 
+from .._types import AgentID, Batched
 from ._spaces import Flattener, check_observation_space, is_flat_box, row_splitter
+
+if TYPE_CHECKING:
+    from ..episodes import Episode
+    from ._multi_agent_env import MultiAgentEnv
+
+    AnyEnv = gym.vector.VectorEnv[Any, Any, Any] | MultiAgentEnv
+    """What a connector function is handed: the runner's vector env or multi-agent env."""
+
+Connector = Callable[..., object]
+"""The ``env_to_module_connector`` setting: ``fn(env, spaces, device)`` (or ``fn(env)``)
+returning a piece, a list of pieces, or None."""
 
 __all__ = (
     "EnvToModule",
@@ -80,7 +92,7 @@ class SingleAgentObservationPreprocessor(abc.ABC):
         return input_observation_space
 
     @abc.abstractmethod
-    def preprocess(self, observation: Any, episode: Any = None) -> Any:
+    def preprocess(self, observation: Any, episode: Episode | None = None) -> Any:
         """Return the new observation for ``observation`` (of ``episode``, if known).
 
         ``episode`` is None where no episode is at hand (``compute_single_action``).
@@ -155,7 +167,7 @@ class FlattenObservations(SingleAgentObservationPreprocessor):
         }
         return Dict(spaces)
 
-    def preprocess(self, observation: Any, episode: Any = None) -> Any:
+    def preprocess(self, observation: Any, episode: Episode | None = None) -> Any:
         """Return ``observation`` as one float32 row (multi-agent: by the space of
         ``episode.agent_id``; an agent not in ``agent_ids`` keeps its observation)."""
         if not self.multi_agent:
@@ -163,7 +175,7 @@ class FlattenObservations(SingleAgentObservationPreprocessor):
         flattener = self._by_agent.get(getattr(episode, "agent_id", None))
         return observation if flattener is None else flattener.one(observation)
 
-    def agent_flattener(self, agent_id: Any) -> Flattener | None:
+    def agent_flattener(self, agent_id: AgentID) -> Flattener | None:
         """Return how ``agent_id``'s observations are flattened (multi-agent), or None:
         it passes through."""
         return self._by_agent.get(agent_id)
@@ -237,7 +249,9 @@ class EnvToModule:
         only = self.pieces[0] if len(self.pieces) == 1 else None
         self._flattener = only._bound if isinstance(only, FlattenObservations) else None
 
-    def __call__(self, batched: Any, episodes: Sequence[Any] | None = None) -> NDArray[Any]:
+    def __call__(
+        self, batched: Batched, episodes: Sequence[Episode | None] | None = None
+    ) -> NDArray[Any]:
         """Return the module's rows [B, ...] for a vector env's batched observations."""
         if self._flattener is not None:
             return self._flattener.batch(batched)
@@ -246,7 +260,7 @@ class EnvToModule:
             episodes = [None] * len(rows)
         return self._rows([self.apply(o, e) for o, e in zip(rows, episodes, strict=True)])
 
-    def apply(self, observation: Any, episode: Any = None) -> Any:
+    def apply(self, observation: Any, episode: Episode | None = None) -> Any:
         """Return one observation as the module takes it."""
         for preprocess, with_episode in self._bound:
             observation = (
@@ -254,7 +268,7 @@ class EnvToModule:
             )
         return observation
 
-    def stack(self, observations: Sequence[Any], episode: Any = None) -> NDArray[Any]:
+    def stack(self, observations: Sequence[Any], episode: Episode | None = None) -> NDArray[Any]:
         """Return the module's rows [N, ...] for ``observations`` (an episode's)."""
         if self._flattener is not None:
             return self._flattener.stack(observations)
@@ -277,7 +291,9 @@ def _takes_episode(preprocess: Callable[..., Any]) -> bool:
     )
 
 
-def env_to_module_pipeline(connector: Any, env: Any) -> EnvToModule | None:
+def env_to_module_pipeline(
+    connector: Connector | None, env: gym.vector.VectorEnv[Any, Any, Any]
+) -> EnvToModule | None:
     """Return the pipeline for ``env`` (a vector env), or None: a Box needs none.
 
     ``connector`` is the ``env_to_module_connector`` setting: None (the default pipeline:
@@ -298,7 +314,7 @@ def env_to_module_pipeline(connector: Any, env: Any) -> EnvToModule | None:
 
 
 def connector_pieces(
-    connector: Any, env: Any, spaces: dict[Any, Any]
+    connector: Connector | None, env: AnyEnv, spaces: dict[Any, Any]
 ) -> list[SingleAgentObservationPreprocessor]:
     """Return the pieces ``connector`` makes (none when it is None).
 
@@ -323,12 +339,14 @@ def _positional_arguments(fn: Callable[..., Any]) -> int:
     return min(3, sum(p.kind in positional for p in params))
 
 
-def _pieces(made: Any) -> list[SingleAgentObservationPreprocessor]:
+def _pieces(made: object) -> list[SingleAgentObservationPreprocessor]:
     items = list(made) if isinstance(made, (list, tuple)) else [] if made is None else [made]
+    pieces = []
     for item in items:
         if not isinstance(item, SingleAgentObservationPreprocessor):
             raise ConfigError(
                 f"env_to_module_connector returned {item!r}: allowed are FlattenObservations(), "
                 "your own SingleAgentObservationPreprocessor subclass, a list of them, or None"
             )
-    return items
+        pieces.append(item)
+    return pieces

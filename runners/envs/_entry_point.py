@@ -13,6 +13,7 @@ from gymnasium.vector import AutoresetMode
 
 from hookbus.kernel import ConfigError
 
+from .._types import Batched
 from ._env import WHEN_DONE, EnvContext, EnvSpec, env_name, mark_env_failure, resolve_env
 
 __all__ = ("EntryPointVectorEnv", "entry_point_maker")
@@ -74,7 +75,7 @@ def _check_vector_env(made: object, name: str, num_envs: int) -> None:
         )
 
 
-def _copied(obs: Any) -> Any:
+def _copied(obs: Batched) -> Batched:
     # An array for Box spaces (one C call); a dict or tuple of arrays for nested spaces.
     return obs.copy() if isinstance(obs, np.ndarray) else copy.deepcopy(obs)
 
@@ -105,7 +106,7 @@ class EntryPointVectorEnv(gym.vector.VectorWrapper):
         self._last_obs: Any = None
         self._reset_next = False  # the env was made anew: its next step is its reset
 
-    def step(self, actions: Any) -> Any:
+    def step(self, actions: Batched) -> Any:
         if self._reset_next:
             self._reset_next = False
             obs, infos = self.reset()
@@ -121,7 +122,7 @@ class EntryPointVectorEnv(gym.vector.VectorWrapper):
         self._last_obs = _copied(obs)
         return self._last_obs, rewards, terminateds, truncateds, infos
 
-    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         while True:  # until a reset works or _recreate gives up (raises)
             try:
                 obs, infos = self.env.reset(seed=seed, options=options)

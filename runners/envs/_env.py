@@ -18,6 +18,7 @@ import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
+from .._types import Batched
 from ._context import EnvContext
 from ._multi_agent_env import MultiAgentEnv
 from ._registry import RegisteredEnv, lookup_registered_env
@@ -114,7 +115,7 @@ def env_names_code(env: object) -> bool:
     return isinstance(env, str) and ":" in env and lookup_registered_env(env) is None
 
 
-def resolve_env(env: Any) -> EnvSpec:
+def resolve_env(env: object) -> EnvSpec:
     """Return what ``env`` names: a registered gymnasium id, an Env class or a creator.
 
     Strings take a name given to ``register_env`` (hookbus's, or Ray Tune's when Tune is
@@ -247,14 +248,16 @@ class MarksEnvFailures(gym.vector.VectorEnv):
     """Give a gymnasium vector env's ``step()`` / ``reset()`` exceptions the mark that they
     came from the env (``is_env_failure``): put it before the vector env class."""
 
-    def step(self, actions: Any) -> Any:
+    def step(self, actions: Batched) -> Any:
         try:
             return super().step(actions)
         except Exception as exc:
             mark_env_failure(exc, "step()")
             raise
 
-    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+    # ``seed`` stays Any: the vector envs this goes before take a seed or a list of them,
+    # gymnasium's VectorEnv (what super() is to mypy) an int only.
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
         try:
             return super().reset(seed=seed, options=options)
         except Exception as exc:
@@ -326,7 +329,7 @@ class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
             self._last_obs = obs
             return obs, info
 
-    def step(self, action: Any) -> Any:
+    def step(self, action: object) -> Any:  # an object: handed to the sub-env unread
         try:
             obs, reward, terminated, truncated, info = self.env.step(action)
         except Exception as exc:

@@ -17,7 +17,7 @@ to a module must come out with that module's space: a ConfigError otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,13 +26,22 @@ from numpy.typing import NDArray
 
 from hookbus.kernel import ConfigError
 
+from .._types import AgentID, ModuleID
 from ._connectors import (
+    Connector,
     FlattenObservations,
     SingleAgentObservationPreprocessor,
     _takes_episode,
     connector_pieces,
 )
+from ._multi_agent_env import MultiAgentEnv
 from ._spaces import Flattener, check_observation_space, is_flat_box
+
+if TYPE_CHECKING:
+    from ..episodes import Episode, MultiAgentEpisode
+
+    MappingFn = Callable[[AgentID, MultiAgentEpisode | None], ModuleID]
+    """The checked policy mapping function (``config.mapping_fn``)."""
 
 __all__ = ("MultiAgentEnvToModule", "multi_agent_pipeline")
 
@@ -48,12 +57,12 @@ class _AgentPipeline:
     def __init__(self, steps: list[AgentStep], flattener: Flattener | None) -> None:
         self.steps, self.flattener = steps, flattener
 
-    def one(self, observation: Any, episode: Any) -> Any:
+    def one(self, observation: Any, episode: Episode | None) -> Any:
         for step in self.steps:
             observation = step(observation, episode)
         return observation
 
-    def stack(self, observations: Sequence[Any], episode: Any) -> NDArray[Any]:
+    def stack(self, observations: Sequence[Any], episode: Episode | None) -> NDArray[Any]:
         if not self.steps:  # a Box agent: its observations as they are
             return np.asarray(observations)
         if self.flattener is not None:
@@ -122,7 +131,7 @@ class MultiAgentEnvToModule:
         return out
 
     def _block(
-        self, agent_id: Any, keys: Sequence[tuple[Any, Any]], observations: Sequence[Any]
+        self, agent_id: AgentID, keys: Sequence[tuple[Any, Any]], observations: Sequence[Any]
     ) -> NDArray[Any]:
         pipeline = self._agent(agent_id)
         if pipeline.flattener is not None or not pipeline.steps:
@@ -130,11 +139,11 @@ class MultiAgentEnvToModule:
         rows = zip(keys, observations, strict=True)
         return np.asarray([pipeline.one(o, e) for (_, e), o in rows])
 
-    def one(self, agent_id: Any, observation: Any, episode: Any = None) -> Any:
+    def one(self, agent_id: AgentID, observation: Any, episode: Episode | None = None) -> Any:
         """Return one observation of ``agent_id`` as its module takes it."""
         return self._agent(agent_id).one(observation, episode)
 
-    def module_one(self, module_id: str, observation: Any) -> Any:
+    def module_one(self, module_id: ModuleID, observation: Any) -> Any:
         """Return one observation as module ``module_id`` takes it, with no agent at hand
         (``compute_single_action``): as the module's first agent's would be."""
         agent_id = self.module_agents.get(module_id)
@@ -143,11 +152,13 @@ class MultiAgentEnvToModule:
         flattener = self._module_flatteners.get(module_id)
         return observation if flattener is None else flattener.one(observation)
 
-    def stack(self, agent_id: Any, observations: Sequence[Any], episode: Any) -> NDArray[Any]:
+    def stack(
+        self, agent_id: AgentID, observations: Sequence[Any], episode: Episode | None
+    ) -> NDArray[Any]:
         """Return ``agent_id``'s ``observations`` (its episode's) as module rows [N, ...]."""
         return self._agent(agent_id).stack(observations, episode)
 
-    def _agent(self, agent_id: Any) -> _AgentPipeline:
+    def _agent(self, agent_id: AgentID) -> _AgentPipeline:
         try:
             return self._agents[agent_id]
         except KeyError:
@@ -175,7 +186,7 @@ def _bind(
 
 
 def _agent_step(
-    piece: SingleAgentObservationPreprocessor, agent_id: Any
+    piece: SingleAgentObservationPreprocessor, agent_id: AgentID
 ) -> tuple[AgentStep, Flattener | None] | None:
     if isinstance(piece, FlattenObservations):
         flattener = piece.agent_flattener(agent_id)
@@ -194,7 +205,7 @@ def _flatten_step(flattener: Flattener) -> AgentStep:
 
 
 def _finish(
-    agent_id: Any, space: gym.Space[Any], steps: list[tuple[AgentStep, Flattener | None]]
+    agent_id: AgentID, space: gym.Space[Any], steps: list[tuple[AgentStep, Flattener | None]]
 ) -> tuple[gym.Space[Any], _AgentPipeline]:
     """Return the agent's module space and pipeline, flattened at its end if need be."""
     if not is_flat_box(space):
@@ -210,7 +221,10 @@ def _finish(
 
 
 def multi_agent_pipeline(
-    connector: Any, env: Any, raw_spaces: dict[str, tuple[Any, Any]], mapping: Any
+    connector: Connector | None,
+    env: MultiAgentEnv,
+    raw_spaces: dict[str, tuple[Any, Any]],
+    mapping: MappingFn,
 ) -> tuple[MultiAgentEnvToModule | None, dict[str, tuple[Any, Any]]]:
     """Return the pipeline for ``env`` (a MultiAgentEnv) and each module's spaces.
 
@@ -231,7 +245,9 @@ def multi_agent_pipeline(
     return pipeline, _module_spaces(pipeline, env.possible_agents, raw_spaces, mapping)
 
 
-def _agent_spaces(env: Any) -> tuple[dict[Any, gym.Space[Any]], dict[Any, gym.Space[Any]]]:
+def _agent_spaces(
+    env: MultiAgentEnv,
+) -> tuple[dict[Any, gym.Space[Any]], dict[Any, gym.Space[Any]]]:
     """Return the observation and action spaces of the env's agents that have both."""
     observations, actions = {}, {}
     for agent_id in env.possible_agents:
@@ -247,7 +263,7 @@ def _module_spaces(
     pipeline: MultiAgentEnvToModule,
     agents: list[Any],
     raw_spaces: dict[str, tuple[Any, Any]],
-    mapping: Any,
+    mapping: MappingFn,
 ) -> dict[str, tuple[Any, Any]]:
     """Return each module's (input observation space, action space); check that every
     agent that maps to a module comes out with that module's input shape."""

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from .._types import AgentID
 from ._context import EnvContext
 
 __all__ = ("MultiAgentCartPole", "MultiAgentEnv", "make_multi_agent")
@@ -56,11 +57,11 @@ class MultiAgentEnv(gym.Env[Any, Any]):
         and infos by agent id (``"__all__"`` in terminateds/truncateds for the episode)."""
         raise NotImplementedError
 
-    def get_observation_space(self, agent_id: Any) -> gym.Space[Any]:
+    def get_observation_space(self, agent_id: AgentID) -> gym.Space[Any]:
         """Return ``agent_id``'s observation space."""
         return _space_of(self, "observation", agent_id)
 
-    def get_action_space(self, agent_id: Any) -> gym.Space[Any]:
+    def get_action_space(self, agent_id: AgentID) -> gym.Space[Any]:
         """Return ``agent_id``'s action space."""
         return _space_of(self, "action", agent_id)
 
@@ -75,7 +76,7 @@ class MultiAgentEnv(gym.Env[Any, Any]):
         return len(self.possible_agents)
 
 
-def _space_of(env: MultiAgentEnv, kind: str, agent_id: Any) -> gym.Space[Any]:
+def _space_of(env: MultiAgentEnv, kind: str, agent_id: AgentID) -> gym.Space[Any]:
     spaces = getattr(env, f"{kind}_spaces", None)
     if spaces is not None and agent_id in spaces:
         space: gym.Space[Any] = spaces[agent_id]

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from hookbus.kernel import ConfigError
+
+from ._context import EnvContext
 
 __all__ = (
     "RegisteredEnv",
@@ -27,6 +29,8 @@ __all__ = (
 )
 
 _REGISTRY: dict[str, Callable[..., Any]] = {}
+
+_T = TypeVar("_T")
 
 
 class RegisteredEnv:
@@ -41,7 +45,7 @@ class RegisteredEnv:
         self.name = name
         self.creator = creator
 
-    def __call__(self, env_context: Any) -> Any:
+    def __call__(self, env_context: EnvContext) -> Any:
         return self.creator(env_context)
 
     def __eq__(self, other: object) -> bool:
@@ -112,7 +116,7 @@ def _tune_registered(name: str) -> Callable[..., Any] | None:
     return creator
 
 
-def resolve_registered_env(env: Any) -> Any:
+def resolve_registered_env(env: _T) -> _T | RegisteredEnv:
     """Return ``env``'s ``RegisteredEnv`` if it is a registered name, else ``env`` itself."""
     if isinstance(env, str):
         registered = lookup_registered_env(env)

@@ -24,6 +24,8 @@ from numpy.typing import NDArray
 
 from hookbus.kernel import ConfigError
 
+from .._types import Batched
+
 __all__ = (
     "SUPPORTED_OBSERVATION_SPACES",
     "Flattener",
@@ -141,7 +143,7 @@ class Flattener:
         self._leaves.append(_Leaf(path, "box", offset, size, None))
         return offset + size
 
-    def batch(self, batched: Any) -> NDArray[np.float32]:
+    def batch(self, batched: Batched) -> NDArray[np.float32]:
         """Return rows [B, size] for a vector env's batched observations."""
         n = len(_at(batched, self._leaves[0].path)) if self._leaves else 0
         out = np.zeros((n, self.size), dtype=np.float32)

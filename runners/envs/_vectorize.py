@@ -17,8 +17,8 @@ episode early: how its next one begins).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import gymnasium as gym
 
@@ -115,8 +115,20 @@ def make_vector_env(
     return _VectorEnv([creator(i) for i in range(num_envs)])
 
 
+class SubEnvs(Protocol):
+    """A vector env whose sub-envs live in this process: ``SyncVectorEnv``'s ``envs`` (the
+    multi-agent runner's vector env has them too)."""
+
+    @property
+    def envs(self) -> Sequence[gym.Env[Any, Any]]:
+        """The sub-envs, in order (wrapped: ``.unwrapped`` is the env itself)."""
+        ...
+
+
 def foreach_sub_env(
-    env: Any, fn: Callable[..., Any], context: EnvContext | None = None
+    env: AsyncVectorEnv | EntryPointVectorEnv | SubEnvs,
+    fn: Callable[..., Any],
+    context: EnvContext | None = None,
 ) -> list[Any]:
     """Call ``fn(sub_env)`` (with ``context``: ``fn(sub_env, sub_env_context)``) on every
     sub-env of ``env``, where it lives, and return the results in sub-env order.
