@@ -47,6 +47,7 @@ from hookbus.metrics import MetricsLogger
 from .._deprecation import warn_deprecated
 from .._errors import refuse_while_loading_main
 from .._loop import blocking as run_blocking, in_event_loop
+from .._types import EnvSpec
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
 from ..fleet import EnvRunnerGroup
@@ -110,8 +111,8 @@ class Algorithm(_TrainableOrObject):
     def __init__(
         self,
         config: AlgorithmConfig[Any] | Mapping[str, Any] | None = None,
-        env: Any = None,
-        logger_creator: Any = None,
+        env: EnvSpec | None = None,
+        logger_creator: object = None,
         *,
         bus: Bus | None = None,
         **tune_arguments: Any,
@@ -121,9 +122,10 @@ class Algorithm(_TrainableOrObject):
         As RLlib's: ``config`` is an AlgorithmConfig or a dict of settings (RLlib's keys:
         ``num_env_runners``, ``lr``, ``env_config``, ...; None: the defaults); ``env``, if
         given, sets the env (a registered name, a gymnasium id, an Env class or creator).
-        ``logger_creator`` (RLlib's, for Tune's loggers) is accepted and unused: results go
-        where ``config.reporting()`` says. Ray Tune builds a trial's Algorithm with
-        ``storage=`` (``docs/tune.md``); no other keyword is taken.
+        ``logger_creator`` (RLlib's, for Tune's loggers) is accepted and unused (an
+        ``object``: never called): results go where ``config.reporting()`` says. Ray Tune
+        builds a trial's Algorithm with ``storage=`` (``docs/tune.md``); no other keyword
+        is taken.
         """
         refuse_while_loading_main()  # a worker re-running a script without the main guard
         storage = tune_arguments.pop("storage", None)
@@ -139,7 +141,7 @@ class Algorithm(_TrainableOrObject):
 
     @classmethod
     def config_for(
-        cls, config: AlgorithmConfig[Any] | Mapping[str, Any] | None, env: Any = None
+        cls, config: AlgorithmConfig[Any] | Mapping[str, Any] | None, env: EnvSpec | None = None
     ) -> AlgorithmConfig[Any]:
         """Return the checked config ``Algorithm(config, env)`` builds with (a copy)."""
         frozen = False
@@ -478,7 +480,7 @@ class Algorithm(_TrainableOrObject):
         path: str | os.PathLike[str],
         config: AlgorithmConfig[Any] | None = None,
         *,
-        env: Any = None,
+        env: EnvSpec | None = None,
     ) -> Self:
         """Build an Algorithm from a checkpoint and restore it: ready to train or act.
 
@@ -612,7 +614,7 @@ class Algorithm(_TrainableOrObject):
         """Write hookbus's checkpoint into Tune's ``checkpoint_dir``."""
         self.save_to_path(checkpoint_dir)
 
-    def load_checkpoint(self, checkpoint: Any) -> None:
+    def load_checkpoint(self, checkpoint: str | os.PathLike[str]) -> None:
         """Load hookbus's checkpoint from the directory Tune gives."""
         self.restore_from_path(checkpoint)
 
@@ -632,7 +634,7 @@ class Algorithm(_TrainableOrObject):
         return _tune.auto_filled_metrics(self, params, *args, **kwargs)
 
     @classmethod
-    def default_resource_request(cls, config: Any) -> Any:
+    def default_resource_request(cls, config: Mapping[str, Any] | None) -> Any:
         """Size a trial as its config does, as RLlib's Algorithm (Tune calls it).
 
         One bundle of 1 CPU for the Algorithm's process (its local runner and learner),

@@ -29,6 +29,7 @@ from hookbus.kernel import ConfigError
 from hookbus.metrics import MetricsLogger
 
 from .._rl_module import Stateful
+from .._types import EnvSpec
 from ._checkpoint import (
     CHECKPOINT_FILE,
     SavesState,
@@ -74,7 +75,7 @@ def build_restored(
     cls: type[R],
     path: str | os.PathLike[str],
     config: AlgorithmConfig[Any] | None,
-    env: Any = None,
+    env: EnvSpec | None = None,
 ) -> R:
     """Build a ``cls`` from ``config`` (by default the checkpoint's own) and restore ``path``.
 

@@ -30,13 +30,17 @@ only such an instance runs Tune's side of ``train()``, ``save()``, ``restore()``
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import ConfigError
 
 from ..config import AlgorithmConfig
+
+if TYPE_CHECKING:
+    from ._algorithm import Algorithm
 
 __all__ = (
     "auto_filled_metrics",
@@ -77,19 +81,20 @@ def require_tune() -> ModuleType:
     return module
 
 
-def start_trial(algorithm: Any, params: dict[str, Any], storage: Any) -> None:
+def start_trial(algorithm: Algorithm, params: dict[str, Any], storage: object) -> None:
     """Initialise ``algorithm`` as Tune's trial: Tune's ``Trainable.__init__`` calls its
-    ``setup(params)``."""
+    ``setup(params)``. ``storage`` is Tune's (a ``StorageContext``), handed back to it
+    unread: an ``object`` here."""
     algorithm._tune_trial = True
     require_tune().Trainable.__init__(algorithm, config=params, storage=storage)
 
 
-def tune_method(algorithm: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+def tune_method(algorithm: Algorithm, name: str, *args: Any, **kwargs: Any) -> Any:
     """Call Tune's ``Trainable.<name>`` on a trial's Algorithm (hookbus's method shadows it)."""
     return getattr(require_tune().Trainable, name)(algorithm, *args, **kwargs)
 
 
-def trial_config(algorithm: Any, params: dict[str, Any]) -> AlgorithmConfig[Any]:
+def trial_config(algorithm: Algorithm, params: dict[str, Any]) -> AlgorithmConfig[Any]:
     """Return the checked config a trial builds from Tune's resolved ``params``.
 
     ``params`` is ``AlgorithmConfig.to_dict()``'s form or a flat dict of settings. With a
@@ -104,7 +109,10 @@ def trial_config(algorithm: Any, params: dict[str, Any]) -> AlgorithmConfig[Any]
 
 def _trial_dir(algorithm: Any) -> Path:
     """The trial's directory: in Tune's storage if local, else its working directory
-    (which Tune uploads with ``SyncConfig(sync_artifacts=True)``)."""
+    (which Tune uploads with ``SyncConfig(sync_artifacts=True)``).
+
+    ``algorithm`` is Any: what is read of it is Tune's ``Trainable``'s (``logdir``), a
+    base mypy does not see (Ray is untyped here)."""
     storage = getattr(algorithm, "_storage", None)
     filesystem = getattr(storage, "storage_filesystem", None)
     if storage is not None and getattr(filesystem, "type_name", "") == "local":
@@ -113,7 +121,7 @@ def _trial_dir(algorithm: Any) -> Path:
 
 
 def auto_filled_metrics(
-    algorithm: Any, params: dict[str, Any], *args: Any, **kwargs: Any
+    algorithm: Algorithm, params: dict[str, Any], *args: Any, **kwargs: Any
 ) -> dict[str, Any]:
     """Return Tune's auto-filled result keys, ``config`` being the trial's settings dict."""
     metrics: dict[str, Any] = tune_method(algorithm, "get_auto_filled_metrics", *args, **kwargs)
@@ -121,7 +129,7 @@ def auto_filled_metrics(
     return metrics
 
 
-def resource_request(algorithm_class: Any, config: Any) -> Any:
+def resource_request(algorithm_class: type[Algorithm], config: Mapping[str, Any] | None) -> Any:
     """Return a trial's bundles, sized by its config as RLlib's Algorithm sizes them.
 
     One bundle of 1 CPU for the Algorithm's process (its local runner and learner), then

@@ -13,8 +13,8 @@ from gymnasium.vector import AutoresetMode
 
 from hookbus.kernel import ConfigError
 
-from .._types import Batched
-from ._env import WHEN_DONE, EnvContext, EnvSpec, env_name, mark_env_failure, resolve_env
+from .._types import Batched, EnvSpec
+from ._env import WHEN_DONE, EnvContext, env_name, mark_env_failure, resolve_env
 
 __all__ = ("EntryPointVectorEnv", "entry_point_maker")
 

@@ -18,7 +18,7 @@ import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
-from .._types import Batched
+from .._types import Batched, EnvSpec
 from ._context import EnvContext
 from ._multi_agent_env import MultiAgentEnv
 from ._registry import RegisteredEnv, lookup_registered_env
@@ -61,9 +61,6 @@ class TaskSettableEnv(gym.Env[Any, Any]):
     def set_task(self, task: Any) -> None:
         """Switch to ``task`` (takes effect at the next reset at the latest)."""
         raise NotImplementedError
-
-
-EnvSpec = str | type[gym.Env[Any, Any]] | Callable[..., gym.Env[Any, Any]]
 
 
 def env_name(env: EnvSpec) -> str:

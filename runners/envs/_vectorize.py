@@ -24,13 +24,13 @@ import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
+from .._types import EnvSpec
 from ._async_vector import AsyncVectorEnv, in_own_process, without_services
 from ._entry_point import EntryPointVectorEnv, entry_point_maker
 from ._env import (
     AT_NEXT_STEP,
     WHEN_DONE,
     EnvContext,
-    EnvSpec,
     _Restarting,
     _single_agent,
     _VectorEnv,
