@@ -24,6 +24,7 @@ import msgspec
 
 from hookbus.kernel import ConfigError
 
+from .._types import EnvSpec
 from ..config import AlgorithmConfig
 from ..envs import RegisteredEnv
 from ..envs._env import env_names_code
@@ -81,7 +82,7 @@ def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
     return record
 
 
-def stored_config(record: Any, path: str | os.PathLike[str]) -> StoredConfig:
+def stored_config(record: object, path: str | os.PathLike[str]) -> StoredConfig:
     """Decode a checkpoint's config record; ConfigError naming the checkpoint if it is bad."""
     try:
         stored = msgspec.convert(record, StoredConfig)
@@ -125,7 +126,7 @@ def config_from_record(
     record: object,
     path: str | os.PathLike[str],
     *,
-    env: Any = None,
+    env: EnvSpec | None = None,
     how: Mapping[str, str] = FROM_CHECKPOINT,
 ) -> AlgorithmConfig[Any]:
     """Rebuild the config a checkpoint describes (``config_record``), ``env`` set if given.
