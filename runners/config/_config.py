@@ -403,11 +403,12 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
 class _ByValue:
     """Pickle a setting's code by value (cloudpickle, a gymnasium dependency): a lambda
     given to ``env_to_module_connector`` crosses to worker processes as RLlib's does to its
-    actors. Unpickling gives back the value itself, not this wrapper."""
+    actors. Unpickling gives back the value itself, not this wrapper. The value is an
+    ``object``: only pickled, never called here."""
 
     __slots__ = ("value",)
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: object) -> None:
         self.value = value
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from hookbus.kernel import ConfigError
 
+from .._types import AgentID, ModuleID
 from ..envs import MultiAgentEnv, resolve_env
 from ..episodes import Episode, MultiAgentEpisode
 
@@ -119,12 +120,14 @@ def check_multi_agent(config: MultiAgentSettings) -> None:
                 )
 
 
-def mapping_fn(config: MultiAgentSettings) -> Callable[[Any, MultiAgentEpisode | None], str]:
+def mapping_fn(
+    config: MultiAgentSettings,
+) -> Callable[[AgentID, MultiAgentEpisode | None], ModuleID]:
     """Return the checked mapping: ``policy_mapping_fn`` whose answer must be a policy id."""
     fn = config.policy_mapping_fn
     known = policy_specs(config)
 
-    def mapped(agent_id: Any, episode: MultiAgentEpisode | None) -> str:
+    def mapped(agent_id: AgentID, episode: MultiAgentEpisode | None) -> ModuleID:
         if fn is None:
             module_id = DEFAULT_MODULE_ID
         else:

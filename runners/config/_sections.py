@@ -67,7 +67,7 @@ class section(Generic[P]):
     def __get__(self, obj: None, objtype: type | None = None) -> Callable[..., Any]: ...
     @overload
     def __get__(self, obj: C, objtype: type | None = None) -> Callable[P, C]: ...
-    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+    def __get__(self, obj: ConfigSections | None, objtype: type | None = None) -> Any:
         if obj is None:
             return self.method
         return types.MethodType(self.method, obj)

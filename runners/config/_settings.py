@@ -15,7 +15,7 @@ default by declaring the field again with a new default.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import (
     Annotated,
     Any,
@@ -83,7 +83,13 @@ class Setting:
 
     __slots__ = ("by_value", "check", "doc")
 
-    def __init__(self, doc: str, check: Any = None, *, by_value: bool = False) -> None:
+    def __init__(
+        self,
+        doc: str,
+        check: Callable[[str, object], None] | None = None,
+        *,
+        by_value: bool = False,
+    ) -> None:
         self.doc = doc
         """One line for the settings table and the builder method's docstring."""
         self.check = check

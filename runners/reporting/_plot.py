@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -17,6 +17,9 @@ from hookbus.kernel import ConfigError
 from ._files import flatten
 from ._json import RESULT_FILE
 from ._tensorboard import STEP_KEY
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ("DEFAULT_METRIC", "plot_runs")
 
@@ -177,12 +180,12 @@ def _curves(runs: list[_Run], x: str, metric: str) -> list[tuple[str, np.ndarray
     return curves
 
 
-def _draw_runs(ax: Any, runs: list[_Run], x: str, metric: str) -> None:
+def _draw_runs(ax: Axes, runs: list[_Run], x: str, metric: str) -> None:
     for name, xs, ys in _curves(runs, x, metric):
         ax.plot(xs, ys, linewidth=1.5, label=name)
 
 
-def _draw_mean(ax: Any, runs: list[_Run], x: str, metric: str) -> None:
+def _draw_mean(ax: Axes, runs: list[_Run], x: str, metric: str) -> None:
     """Draw the runs' mean and min-max band on the x values every run covers."""
     curves = [(xs, ys) for _, xs, ys in _curves(runs, x, metric)]
     # Interpolate only where every run has data: a mean beyond the shortest run's end
