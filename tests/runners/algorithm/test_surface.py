@@ -31,7 +31,8 @@ SURFACE = {
     "__init__": (
         "function",
         "(self, config: 'AlgorithmConfig[Any] | Mapping[str, Any] | None' = None, "
-        "env: 'Any' = None, logger_creator: 'Any' = None, *, bus: 'Bus | None' = None, "
+        "env: 'EnvSpec | None' = None, logger_creator: 'object' = None, *, "
+        "bus: 'Bus | None' = None, "
         "**tune_arguments: 'Any') -> 'None'",
     ),
     "__repr__": ("function", "(self) -> 'str'"),
@@ -62,9 +63,12 @@ SURFACE = {
     "config_for": (
         "classmethod",
         "(config: 'AlgorithmConfig[Any] | Mapping[str, Any] | None', "
-        "env: 'Any' = None) -> 'AlgorithmConfig[Any]'",
+        "env: 'EnvSpec | None' = None) -> 'AlgorithmConfig[Any]'",
     ),
-    "default_resource_request": ("classmethod", "(config: 'Any') -> 'Any'"),
+    "default_resource_request": (
+        "classmethod",
+        "(config: 'Mapping[str, Any] | None') -> 'Any'",
+    ),
     "env_runner": ("property", ""),
     "env_runner_group": ("property", ""),
     "eval_env_runner": ("property", ""),
@@ -74,7 +78,7 @@ SURFACE = {
     "from_checkpoint": (
         "classmethod",
         "(path: 'str | os.PathLike[str]', config: 'AlgorithmConfig[Any] | None' = None, *, "
-        "env: 'Any' = None) -> 'Self'",
+        "env: 'EnvSpec | None' = None) -> 'Self'",
     ),
     "get_auto_filled_metrics": (
         "function",
@@ -88,7 +92,7 @@ SURFACE = {
     "learner": ("property", ""),
     "learner_hooks_wanted": ("function", "(self) -> 'bool'"),
     "learner_settings": ("function", "(self) -> 'LearnerSettings'"),
-    "load_checkpoint": ("function", "(self, checkpoint: 'Any') -> 'None'"),
+    "load_checkpoint": ("function", "(self, checkpoint: 'str | os.PathLike[str]') -> 'None'"),
     "reset_config": ("function", "(self, new_config: 'dict[str, Any]') -> 'bool'"),
     "restore": ("function", "(self, checkpoint_path: 'Any', **kwargs: 'Any') -> 'None'"),
     "restore_env_runners": (
