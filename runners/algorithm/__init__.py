@@ -1,4 +1,4 @@
-"""The Algorithm and what it owns: the surface that algorithm authors import.
+"""The Algorithm and what it owns: the surface that algorithm authors and the app import.
 
 ``Algorithm`` is imported on first use: its module makes Ray Tune's ``Trainable`` its base
 when Ray Tune is installed, which takes seconds to import (``_tune.py`` says why).
@@ -6,7 +6,7 @@ when Ray Tune is installed, which takes seconds to import (``_tune.py`` says why
 
 from typing import TYPE_CHECKING, Any
 
-from ._checkpoint import list_checkpoints as list_checkpoints
+from ._checkpoint import list_checkpoints as list_checkpoints, read_checkpoint as read_checkpoint
 from ._learner import (
     AnyLearner as AnyLearner,
     Learner as Learner,
@@ -16,7 +16,10 @@ from ._learning import LearnerSettings as LearnerSettings, Spaces as Spaces
 from ._results import ResultDraft as ResultDraft
 from ._stored_config import (
     StoredConfig as StoredConfig,
+    config_from_record as config_from_record,
+    hold_back_code as hold_back_code,
     read_stored_config as read_stored_config,
+    refuse_held_back as refuse_held_back,
 )
 from ._structure import check_structure as check_structure
 from ._tune import require_tune as require_tune
@@ -34,8 +37,12 @@ __all__ = (
     "Spaces",
     "StoredConfig",
     "check_structure",
+    "config_from_record",
+    "hold_back_code",
     "list_checkpoints",
+    "read_checkpoint",
     "read_stored_config",
+    "refuse_held_back",
     "require_tune",
 )
 

@@ -17,8 +17,9 @@ written on this host by a process that no longer exists. Another live writer's t
 one from another host, or one named by an older hookbus is left alone (listings still
 ignore it). A checkpoint folder that is a symbolic link is refused, never written through.
 
-Each phase calls ``reach_save_phase`` (``backends/_injection.py``), so that tests and
-``bench/checkpoint_soak.py`` kill a save at an aimed moment through ``HOOKBUS_FAULT_PLAN``.
+Each phase calls ``backends.reach_save_phase`` (fault plans: ``backends/_injection.py``), so
+that tests and ``bench/checkpoint_soak.py`` kill a save at an aimed moment through
+``HOOKBUS_FAULT_PLAN``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from hookbus.kernel import ConfigError
 
-from ..backends._injection import reach_save_phase
+from ..backends import reach_save_phase
 
 __all__ = ("is_temporary", "list_checkpoints", "write_folder")
 

@@ -26,8 +26,7 @@ from hookbus.kernel import ConfigError
 
 from .._types import EnvSpec
 from ..config import AlgorithmConfig
-from ..envs import RegisteredEnv
-from ..envs._env import env_names_code
+from ..envs import RegisteredEnv, env_names_code
 from ._checkpoint import read_checkpoint
 
 __all__ = (

@@ -20,8 +20,7 @@ import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
-from ..algorithm._checkpoint import read_checkpoint
-from ..algorithm._stored_config import config_from_record
+from ..algorithm import config_from_record, read_checkpoint
 from ..config import AlgorithmConfig
 from ..envs import EnvContext, env_maker, resolve_env
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from ..reporting._files import flatten
+from ..reporting import flatten
 
 __all__ = ("cell", "flatten", "print_metrics", "printable", "progress", "table")
 

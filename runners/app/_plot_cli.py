@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..reporting import plot_runs
-from ..reporting._plot import DEFAULT_METRIC
-from ..reporting._tensorboard import STEP_KEY as DEFAULT_X
+from ..reporting import DEFAULT_METRIC, STEP_KEY as DEFAULT_X, plot_runs
 
 if TYPE_CHECKING:
     from ._args import Commands

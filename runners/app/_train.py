@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import Recorder
 
-from ..algorithm import list_checkpoints, read_stored_config
-from ..algorithm._stored_config import hold_back_code, refuse_held_back
+from ..algorithm import hold_back_code, list_checkpoints, read_stored_config, refuse_held_back
 from ..backends import BACKENDS
-from ..reporting._files import run_traces
+from ..reporting import run_traces
 from ._args import UsageError, load_object, positive_int
 from ._experiment import (
     ALGORITHMS,

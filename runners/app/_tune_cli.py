@@ -24,7 +24,7 @@ from typing import Any
 from hookbus.kernel import HookbusError
 
 from ..algorithm import require_tune
-from ..envs._env import without_env_imports
+from ..envs import without_env_imports
 from ._args import UsageError
 from ._experiment import config_class, read_config_file
 

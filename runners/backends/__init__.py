@@ -14,7 +14,7 @@ from typing import Any
 
 from hookbus.kernel import ConfigError
 
-__all__ = ("BACKENDS", "check_backend", "load_backend")
+__all__ = ("BACKENDS", "check_backend", "load_backend", "reach_save_phase")
 
 BACKENDS: dict[str, str] = {
     "inline": "hookbus.runners.backends._inline:InlineEnvRunner",
@@ -48,3 +48,14 @@ def load_backend(name: str) -> Any:
     check_backend(name)
     module_name, _, attribute = BACKENDS[name].partition(":")
     return getattr(importlib.import_module(module_name), attribute)
+
+
+def reach_save_phase(phase: str) -> None:
+    """Mark that a checkpoint save reached ``phase``; a test's fault plan may kill it there.
+
+    The checkpoint writer's door to ``_injection``, imported at the call (saves are rare):
+    an import at the top would bring runner code into this module, and a circle with it.
+    """
+    from ._injection import reach_save_phase as reach
+
+    reach(phase)

@@ -15,9 +15,11 @@ from ._env import (
     check_env as check_env,
     env_maker as env_maker,
     env_name as env_name,
+    env_names_code as env_names_code,
     is_env_failure as is_env_failure,
     mark_env_failure as mark_env_failure,
     resolve_env as resolve_env,
+    without_env_imports as without_env_imports,
 )
 from ._multi_agent_connectors import (
     MultiAgentEnvToModule as MultiAgentEnvToModule,
@@ -70,6 +72,7 @@ __all__ = (
     "connector_pieces",
     "env_maker",
     "env_name",
+    "env_names_code",
     "env_to_module_pipeline",
     "foreach_sub_env",
     "is_env_failure",
@@ -83,4 +86,5 @@ __all__ = (
     "resolve_env",
     "resolve_registered_env",
     "vectorize_mode",
+    "without_env_imports",
 )
