@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from hookbus.runners import PPOLearner, PPOModule, Trajectory
+from hookbus.runners import PPOConfig, PPOLearner, PPOModule, Trajectory
 from hookbus.runners.algorithms.ppo._batch import TrainBatch, compute_gae_columns
 from hookbus.runners.algorithms.ppo._learner import compute_gae
 
@@ -94,9 +94,10 @@ def trajectories(seed: int) -> list[Trajectory]:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_learner_trains_as_it_did_seed_for_seed(dtype: Any) -> None:
-    columns = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=16, seed=3, dtype=dtype)
+    config = PPOConfig().training(minibatch_size=16)
+    columns = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), config, seed=3, dtype=dtype)
     reference = TrajectoryByTrajectory(
-        OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=16, seed=3, dtype=dtype
+        OBS_SPACE, gym.spaces.Discrete(2), config, seed=3, dtype=dtype
     )
     for seed in range(3):  # the weights move: later batches meet different values
         batch = trajectories(seed)

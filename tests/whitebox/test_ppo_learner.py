@@ -19,6 +19,18 @@ from hookbus.runners.algorithms.ppo._learner import compute_gae, explained_varia
 OBS_SPACE = gym.spaces.Box(-1.0, 1.0, (4,))
 
 
+def minibatches_of(size: int) -> PPOConfig:
+    """Return a config of PPO's defaults but for ``minibatch_size``."""
+    return PPOConfig().training(minibatch_size=size)
+
+
+def split_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split ``settings`` into the config's training settings and the learner's arguments."""
+    module = {"model_hiddens", "model_activation", "vf_share_layers"}
+    training = {k: v for k, v in settings.items() if k not in module}
+    return training, {k: v for k, v in settings.items() if k in module}
+
+
 def numeric_gradients(loss: Callable[[], float], params: Params, eps: float = 1e-6) -> Params:
     """Return central finite differences of ``loss`` for every entry of ``params``."""
     grads: Params = {}
@@ -212,8 +224,14 @@ def test_ppo_loss_gradients_match_finite_differences(
     action_space: Any, settings: dict[str, Any]
 ) -> None:
     base = {"use_kl_loss": False, "clip_param": 0.1, "vf_loss_coeff": 0.5, "minibatch_size": 4}
+    training, module = split_settings(base | settings)
     learner = PPOLearner(
-        OBS_SPACE, action_space, **(base | settings), model_hiddens=(5, 4), dtype=np.float64
+        OBS_SPACE,
+        action_space,
+        PPOConfig().training(**training),
+        **module,
+        model_hiddens=(5, 4),
+        dtype=np.float64,
     )
     rng = np.random.default_rng(1)
     batch = learner.postprocess(random_trajectories(learner.module, rng))
@@ -238,7 +256,7 @@ def test_ppo_loss_gradients_match_finite_differences(
 
 
 def test_loss_stats_follow_rllib_definitions() -> None:
-    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=4, dtype=np.float64)
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatches_of(4), dtype=np.float64)
     rng = np.random.default_rng(2)
     batch = learner.postprocess(random_trajectories(learner.module, rng))
 
@@ -278,7 +296,7 @@ def test_gae_with_lambda_one_gives_discounted_returns() -> None:
 
 
 def test_learner_bootstraps_only_non_terminated_trajectories() -> None:
-    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=1, dtype=np.float64)
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatches_of(1), dtype=np.float64)
     rng = np.random.default_rng(3)
     (tr,) = random_trajectories(learner.module, rng, lengths=(4,))
     cut = Trajectory(tr.observations, tr.actions, tr.rewards, terminated=False)
@@ -294,7 +312,7 @@ def test_learner_bootstraps_only_non_terminated_trajectories() -> None:
 
 
 def test_postprocess_standardises_advantages_and_keeps_the_sampling_policy() -> None:
-    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=1)
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatches_of(1))
     trajectories = random_trajectories(learner.module, np.random.default_rng(4))
     batch = learner.postprocess(trajectories)
 
@@ -366,12 +384,13 @@ def test_module_state_round_trip() -> None:
 def updated_learner(
     seed: int, trajectories: list[Trajectory]
 ) -> tuple[PPOLearner, dict[str, float]]:
-    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=8, seed=seed)
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatches_of(8), seed=seed)
     return learner, learner.update(trajectories)
 
 
 def test_update_returns_rllib_stat_names_as_floats() -> None:
-    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=8, num_epochs=3)
+    config = PPOConfig().training(minibatch_size=8, num_epochs=3)
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), config)
     stats = learner.update(random_trajectories(learner.module, np.random.default_rng(7)))
 
     assert {
@@ -460,8 +479,10 @@ def test_get_state_returns_copies() -> None:
     ],
 )
 def test_bad_settings_raise(settings: dict[str, Any], match: str) -> None:
+    training, module = split_settings(settings)
+    config = PPOConfig().training(**training)  # a config checks its values at build() only
     with pytest.raises(ValueError, match=match):
-        PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), **settings)
+        PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), config, **module)
 
 
 @pytest.mark.parametrize(
@@ -476,7 +497,7 @@ def test_unsupported_action_space_raises(action_space: Any) -> None:
 
 
 def test_minibatch_larger_than_the_batch_raises() -> None:
-    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatch_size=64)
+    learner = PPOLearner(OBS_SPACE, gym.spaces.Discrete(2), minibatches_of(64))
     trajectories = random_trajectories(learner.module, np.random.default_rng(11))
     with pytest.raises(ValueError, match=r"minibatch_size \(64\) must be <= .*batch \(21\)"):
         learner.update(trajectories)

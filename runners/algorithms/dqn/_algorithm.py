@@ -33,7 +33,6 @@ from ._transitions import NStepTransitions
 
 __all__ = ("DQN",)
 
-_LEARNER_SETTINGS = ("double_q", "dueling", "td_error_loss_fn", "grad_clip", "adam_epsilon")
 _BUFFER_SEED_KEY = 0xB0FF  # seeds the buffer apart from the runners ([seed, worker_index])
 _TIMERS = (
     "env_runner_sampling_timer",
@@ -88,10 +87,15 @@ class DQN(Algorithm):
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
     ) -> DQNLearner:
         """Build the DQNLearner from the config's training settings."""
-        settings = {name: getattr(self.config, name) for name in _LEARNER_SETTINGS}
+        common = self.learner_settings()
         try:
             learner = DQNLearner(
-                observation_space, action_space, **self.learner_settings(), **settings
+                observation_space,
+                action_space,
+                self.config,
+                model_hiddens=common["model_hiddens"],
+                model_activation=common["model_activation"],
+                seed=common["seed"],
             )
         except ValueError as exc:
             raise ConfigError(f"bad DQN setting: {exc}") from exc

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from ...config import check_values
+from ...config import AlgorithmConfig, check_values
 from .._nn import MLP, Adam, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
-from ._settings import DQNTrainingSettings
+from ._config import DQNConfig
+from ._settings import DQN_LEARNER_SETTINGS, DQNTrainingSettings
 
 __all__ = (
     "DQNLearner",
@@ -177,48 +178,44 @@ class DQNLearner:
         self,
         observation_space: SpaceLike,
         action_space: SpaceLike,
+        config: AlgorithmConfig[Any] | None = None,
         *,
-        lr: float = 5e-4,
-        gamma: float = 0.99,
-        double_q: bool = True,
-        dueling: bool = True,
-        td_error_loss_fn: str = "huber",
-        grad_clip: float | None = 40.0,
-        adam_epsilon: float = 1e-8,
         model_hiddens: Sequence[int] = (64, 64),
         model_activation: str = "tanh",
         seed: int = 0,
         dtype: type[np.floating[Any]] = np.float32,
     ) -> None:
-        """Check the settings; build the online and target networks and the optimizer."""
-        # Checked as the config declares them (DQNTrainingSettings), but ValueErrors here:
-        # a learner is also built on its own.
+        """Check the training settings of ``config``; build both networks and the optimizer.
+
+        ``config`` (a ``DQNConfig``; None: one with the defaults) gives the training settings
+        named in ``DQN_LEARNER_SETTINGS``, read here once.
+        """
+        training = (DQNConfig() if config is None else config).settings(DQNTrainingSettings)
+        # A config checks its values when validated (build()); a learner may be built from
+        # one that never was, so it checks what it reads: ValueErrors (ConfigError).
         check_values(
             DQNTrainingSettings,
-            {
-                "lr": lr,
-                "gamma": gamma,
-                "td_error_loss_fn": td_error_loss_fn,
-                "grad_clip": grad_clip,
-                "adam_epsilon": adam_epsilon,
-                "double_q": double_q,
-                "dueling": dueling,
-            },
+            {name: getattr(training, name) for name in DQN_LEARNER_SETTINGS},
         )
-        self.gamma = float(gamma)
-        self.double_q = double_q
-        self.huber = td_error_loss_fn == "huber"
+        self.gamma = float(training.gamma)
+        self.double_q = training.double_q
+        self.huber = training.td_error_loss_fn == "huber"
         rng = np.random.default_rng(seed)
         kwargs: dict[str, Any] = {
             "model_hiddens": model_hiddens,
             "model_activation": model_activation,
-            "dueling": dueling,
+            "dueling": training.dueling,
             "dtype": dtype,
         }
         self.module = DQNModule(observation_space, action_space, rng=rng, **kwargs)
         self.target_module = DQNModule(observation_space, action_space, rng=rng, **kwargs)
         self.target_module.set_state(self.module.params)
-        self._optimizer = Adam(self.module.params, lr=lr, eps=adam_epsilon, grad_clip=grad_clip)
+        self._optimizer = Adam(
+            self.module.params,
+            lr=training.lr,
+            eps=training.adam_epsilon,
+            grad_clip=training.grad_clip,
+        )
         self.td_error: NDArray[np.floating[Any]] = np.zeros(0, dtype=dtype)
         """|TD error| per row of the last :meth:`update` (for prioritized replay)."""
         self.num_updates = 0

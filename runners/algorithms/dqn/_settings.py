@@ -23,6 +23,7 @@ from ...config import (
 from ._replay_buffer import make_replay_buffer
 
 __all__ = (
+    "DQN_LEARNER_SETTINGS",
     "TD_ERROR_LOSS_FNS",
     "DQNEvaluationSettings",
     "DQNReportingSettings",
@@ -96,6 +97,18 @@ class DQNTrainingSettings(TrainingSettings, frozen=True):
             if new.get("type", old.get("type")) == old.get("type"):
                 given["replay_buffer_config"] = {**old, **new}
         return given
+
+
+DQN_LEARNER_SETTINGS = (
+    "lr",
+    "gamma",
+    "double_q",
+    "dueling",
+    "td_error_loss_fn",
+    "grad_clip",
+    "adam_epsilon",
+)
+"""The training settings DQN's learner reads (the rest are the Algorithm's: replay, targets)."""
 
 
 class DQNReportingSettings(ReportingSettings, frozen=True):

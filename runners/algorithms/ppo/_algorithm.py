@@ -22,7 +22,6 @@ from ...config import DEFAULT_MODULE_ID, effective_model_config, trains_module
 from ...episodes import Episode, MultiAgentEpisode
 from .._multi_module import MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
-from ._settings import PPO_LEARNER_SETTINGS
 
 __all__ = ("PPO",)
 
@@ -135,11 +134,16 @@ class PPO(Algorithm):
         common: LearnerSettings,
     ) -> EpisodePPOLearner:
         config = self.config
-        settings = {name: getattr(config, name) for name in PPO_LEARNER_SETTINGS}
         model = effective_model_config(config.model, config.model_config)
         try:
             learner = cls(
-                obs_space, act_space, **common, **settings, vf_share_layers=model.vf_share_layers
+                obs_space,
+                act_space,
+                config,
+                model_hiddens=common["model_hiddens"],
+                model_activation=common["model_activation"],
+                vf_share_layers=model.vf_share_layers,
+                seed=common["seed"],
             )
         except ValueError as exc:
             raise ConfigError(f"bad PPO setting: {exc}") from exc

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...config import check_values
+from ...config import AlgorithmConfig, check_values
 from .._nn import Adam, Params, SpaceLike
 from ._batch import TrainBatch, Trajectory, compute_gae, compute_gae_columns, explained_variance
+from ._config import PPOConfig
 from ._module import PPOModule
-from ._settings import PPOTrainingSettings
+from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
 
 __all__ = (
     "PPOLearner",
@@ -32,7 +33,7 @@ __all__ = (
 class PPOLearner:
     """Train a :class:`PPOModule` with PPO's clipped surrogate, as RLlib's PPO learner does.
 
-    Settings keep the names of RLlib's ``PPOConfig.training()``; defaults are tuned for
+    Its settings are a ``PPOConfig``'s ``training()`` ones (RLlib's names); defaults are tuned for
     CartPole-v1 (``bench/learning.py`` reaches a mean return of 450 with them) and
     differ from RLlib's where RLlib's are slow there (``lr=5e-5``, ``lambda_=1.0``,
     ``clip_param=0.3``, ``num_epochs=30``). Above all, ``vf_clip_param`` defaults to None
@@ -65,63 +66,40 @@ class PPOLearner:
         self,
         observation_space: SpaceLike,
         action_space: SpaceLike,
+        config: AlgorithmConfig[Any] | None = None,
         *,
-        lr: float = 1e-3,
-        gamma: float = 0.99,
-        lambda_: float = 0.95,
-        clip_param: float = 0.2,
-        vf_clip_param: float | None = None,
-        vf_loss_coeff: float = 1.0,
-        entropy_coeff: float = 0.0,
-        kl_coeff: float = 0.2,
-        kl_target: float = 0.01,
-        use_kl_loss: bool = True,
-        num_epochs: int = 10,
-        minibatch_size: int = 128,
-        grad_clip: float | None = None,
         model_hiddens: Sequence[int] = (64, 64),
         model_activation: str = "tanh",
         vf_share_layers: bool = False,
         seed: int = 0,
         dtype: type[np.floating[Any]] = np.float32,
     ) -> None:
-        """Check the settings and build the module and its optimizer.
+        """Check the training settings of ``config`` and build the module and its optimizer.
 
+        ``config`` (a ``PPOConfig``; None: one with the defaults) gives the training settings
+        named in ``PPO_LEARNER_SETTINGS`` (``lr``, ``gamma`` and PPO's own), read here once.
         ``seed`` fixes the initial weights and the minibatch shuffling: two learners built
         and updated alike stay bit-identical. ``dtype`` is the module's float type.
         """
-        # Checked as the config declares them (PPOTrainingSettings), but ValueErrors here:
-        # a learner is also built on its own.
+        training = (PPOConfig() if config is None else config).settings(PPOTrainingSettings)
+        # A config checks its values when validated (build()); a learner may be built from
+        # one that never was, so it checks what it reads: ValueErrors (ConfigError).
         check_values(
             PPOTrainingSettings,
-            {
-                "lr": lr,
-                "gamma": gamma,
-                "lambda_": lambda_,
-                "clip_param": clip_param,
-                "vf_clip_param": vf_clip_param,
-                "vf_loss_coeff": vf_loss_coeff,
-                "entropy_coeff": entropy_coeff,
-                "kl_coeff": kl_coeff,
-                "kl_target": kl_target,
-                "num_epochs": num_epochs,
-                "minibatch_size": minibatch_size,
-                "grad_clip": grad_clip,
-            },
+            {name: getattr(training, name) for name in PPO_LEARNER_SETTINGS},
         )
-        if vf_clip_param is None:  # no clipping
-            vf_clip_param = math.inf
-        self.gamma = gamma
-        self.lambda_ = lambda_
-        self.clip_param = clip_param
-        self.vf_clip_param = vf_clip_param
-        self.vf_loss_coeff = vf_loss_coeff
-        self.entropy_coeff = entropy_coeff
-        self.kl_target = kl_target
-        self.use_kl_loss = use_kl_loss
-        self.num_epochs = num_epochs
-        self.minibatch_size = minibatch_size
-        self.curr_kl_coeff = kl_coeff
+        self.gamma = training.gamma
+        self.lambda_ = training.lambda_
+        self.clip_param = training.clip_param
+        # None: no clipping.
+        self.vf_clip_param = math.inf if training.vf_clip_param is None else training.vf_clip_param
+        self.vf_loss_coeff = training.vf_loss_coeff
+        self.entropy_coeff = training.entropy_coeff
+        self.kl_target = training.kl_target
+        self.use_kl_loss = training.use_kl_loss
+        self.num_epochs = training.num_epochs
+        self.minibatch_size = training.minibatch_size
+        self.curr_kl_coeff = training.kl_coeff
         self._rng = np.random.Generator(np.random.PCG64(seed))
         self.module = PPOModule(
             observation_space,
@@ -132,7 +110,7 @@ class PPOLearner:
             rng=self._rng,
             dtype=dtype,
         )
-        self._optimizer = Adam(self.module.params, lr=lr, grad_clip=grad_clip)
+        self._optimizer = Adam(self.module.params, lr=training.lr, grad_clip=training.grad_clip)
 
     @property
     def lr(self) -> float:

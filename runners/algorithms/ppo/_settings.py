@@ -64,9 +64,13 @@ class PPOTrainingSettings(TrainingSettings, frozen=True):
             )
 
 
-PPO_LEARNER_SETTINGS = tuple(
-    name
-    for name in PPOTrainingSettings.__struct_fields__
-    if name not in TrainingSettings.__struct_fields__
+PPO_LEARNER_SETTINGS = (
+    "lr",
+    "gamma",
+    *(
+        name
+        for name in PPOTrainingSettings.__struct_fields__
+        if name not in TrainingSettings.__struct_fields__
+    ),
 )
-"""The settings PPO's learner takes as they are."""
+"""The training settings PPO's learner reads: lr, gamma and every setting PPO adds."""

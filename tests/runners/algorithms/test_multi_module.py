@@ -70,7 +70,8 @@ class EpisodeLearner(PPOLearner):
 
 
 def make_ppo(module_id: str, obs_space: Any, act_space: Any, seed: int) -> PPOLearner:
-    return EpisodeLearner(obs_space, act_space, minibatch_size=8, num_epochs=1, seed=seed)
+    config = PPOConfig().training(minibatch_size=8, num_epochs=1)
+    return EpisodeLearner(obs_space, act_space, config, seed=seed)
 
 
 def weights(module: Any) -> dict[str, np.ndarray[Any, Any]]:

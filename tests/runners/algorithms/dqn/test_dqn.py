@@ -110,9 +110,7 @@ def test_learner_gradients_match_finite_differences(
     learner = DQNLearner(
         OBS_SPACE,
         ACTIONS,
-        dueling=dueling,
-        double_q=double_q,
-        td_error_loss_fn=loss,
+        DQNConfig().training(dueling=dueling, double_q=double_q, td_error_loss_fn=loss),
         model_hiddens=(5, 4),
         seed=3,
         dtype=np.float64,
@@ -137,7 +135,7 @@ def test_learner_gradients_match_finite_differences(
 
 
 def test_learner_fits_a_fixed_target_and_reports_rllibs_stats() -> None:
-    learner = DQNLearner(OBS_SPACE, ACTIONS, lr=1e-2, gamma=0.0, seed=0)
+    learner = DQNLearner(OBS_SPACE, ACTIONS, DQNConfig().training(lr=1e-2, gamma=0.0), seed=0)
     batch = batch_for(64, 5, weights=False)
     first = learner.update(batch)
     for _ in range(300):
