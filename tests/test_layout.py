@@ -20,17 +20,6 @@ PACKAGE = ("hookbus", "runners")
 
 # Imports still to move to their room's door: (importing file, imported private module).
 NOT_YET_THROUGH_THE_DOOR = {
-    # Being removed in issue 40 (fleet helper).
-    ("algorithm/_evaluation.py", "backends._base"),
-    ("fleet/_calls.py", "backends._base"),
-    ("fleet/_faults.py", "backends._base"),
-    ("fleet/_faults.py", "backends._wire"),
-    ("fleet/_group.py", "backends._base"),
-    ("fleet/_group.py", "backends._inline"),
-    ("fleet/_health.py", "backends._base"),
-    ("fleet/_health.py", "backends._wire"),
-    ("fleet/_repeats.py", "backends._base"),
-    ("fleet/_repeats.py", "backends._origin"),
     # Type-only, to come from episodes/__init__ in issue 40 (typing helper).
     ("env_runner/_lifecycle.py", "episodes._like"),
     ("env_runner/_sampling.py", "episodes._like"),

@@ -15,10 +15,9 @@ import copy
 import functools
 import inspect
 import logging
-import math
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
 
 import anyio
 
@@ -28,14 +27,11 @@ from hookbus.metrics import MetricsLogger, results
 
 from .._loop import LoopThread
 from .._rl_module import Stateful
-from ..backends._base import EnvRunnerHandle
+from ..backends import EnvRunnerHandle
 from ..env_runner import SampleRequest, SampleSummary
-from ..fleet import EnvRunnerGroup, gather, is_runner_failure, within
-from ._evaluation_budget import auto_steps, hand_out, units
+from ..fleet import EnvRunnerGroup, Units, Until, Waves, Work, gather, within
+from ._evaluation_budget import auto_steps, split, units
 from ._learner import AlgorithmParts, AnyLearner
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ("EVALUATION_KEY", "Evaluation")
 
@@ -43,9 +39,6 @@ EVALUATION_KEY = "evaluation"
 _RUNNER_STATS = (EVALUATION_KEY, "env_runners")
 
 logger = logging.getLogger("hookbus")
-
-# What a runner's request for evaluation samples ends with: its summary, or why not.
-_Outcome = SampleSummary | BaseException
 
 
 class Trainer(AlgorithmParts, Protocol):
@@ -178,104 +171,61 @@ class Evaluation:
     async def _sample(
         self, group: EnvRunnerGroup, training: anyio.Event | None
     ) -> list[SampleSummary]:
-        """Sample the round's budget on the healthy runners (the local one if none remote)."""
-        runners: list[EnvRunnerHandle]
-        auto = self.config.evaluation_duration == "auto"
-        if not group.remote_env_runners:
-            runners = list(group.sampling_runners)
-        else:
-            runners = group.healthy_remote_runners
-            if not runners and auto:
-                logger.warning(
-                    "hookbus: no healthy evaluation env runner: this evaluation round sampled "
-                    "nothing (see config.fault_tolerance())"
-                )
-                return []
-        try:
-            if auto:
-                return await self._sample_auto(runners, training)
-            return await self._sample_fixed(runners)
-        finally:
-            group.health.mark_lost(
-                group.remote_env_runners
-            )  # workers a timeout or cancellation ended
+        """Sample the round's budget on the healthy runners (the local one if none remote).
 
-    async def _sample_fixed(self, runners: list[EnvRunnerHandle]) -> list[SampleSummary]:
-        """Sample exactly ``evaluation_duration`` episodes or env steps over ``runners``.
+        The group spreads it (``fleet.Work``): a failed runner's share goes to the others,
+        and failed runners are restarted when none is left and a budget is owed.
+        """
+
+        def runners() -> Sequence[EnvRunnerHandle]:
+            if group.remote_env_runners:
+                return group.healthy_remote_runners
+            return group.sampling_runners
+
+        auto = self.config.evaluation_duration == "auto"
+        if auto and not runners():
+            logger.warning(
+                "hookbus: no healthy evaluation env runner: this evaluation round sampled "
+                "nothing (see config.fault_tolerance())"
+            )
+            return []
+        work = self._auto(runners, training) if auto else self._budget(runners)
+        try:
+            return await group.spread(work)
+        finally:
+            group.health.mark_lost(group.remote_env_runners)  # workers a timeout ended
+
+    def _budget(self, runners: Callable[[], Sequence[EnvRunnerHandle]]) -> Work[SampleSummary]:
+        """Sample exactly ``evaluation_duration`` episodes or env steps.
 
         Synchronous (default): the budget is split evenly (the first ``budget % k`` runners
         do one more, as RLlib); a share whose runner failed is split again over the healthy
         runners once the others are done. Asynchronous: runners pull small units (one
-        episode per sub-env) as they become free, and a failed unit goes back at once. When
-        no runner is left (none at the start, or all failed), failed runners are restarted
-        at once (``group.revive``), or a ``RemoteError`` says why they cannot be.
+        episode per sub-env) as they become free, and a failed unit goes back at once.
         """
         config = self.config
         budget = int(config.evaluation_duration)
         by_episodes = config.evaluation_duration_unit == "episodes"
-        pulling = config.enable_async_evaluation
-        pending = units(budget, max(1, len(runners)), config, by_episodes) if pulling else [budget]
-        idle = list(runners)
-        began: set[int] = set()  # runners that sampled this round: they go on, unreset
-        summaries: list[SampleSummary] = []
-        stalled: float | None = None  # when no runner was left, first
-        error: Exception | None = None
-        send, receive = anyio.create_memory_object_stream[tuple[EnvRunnerHandle, int, _Outcome]](
-            math.inf
-        )
-        with send, receive:
-            async with anyio.create_task_group() as tg:
-                try:
-                    running = 0
-                    while True:
-                        starts = hand_out(idle, pending, pulling=pulling, running=running)
-                        for runner, share in starts:
-                            first = id(runner) not in began
-                            began.add(id(runner))
-                            request = functools.partial(
-                                self._request, runner, share, by_episodes, first_of_round=first
-                            )
-                            tg.start_soon(_deliver, request, runner, share, send)
-                        running += len(starts)
-                        if running == 0 and pending:  # budget left, and no runner to do it
-                            stalled = time.monotonic() if stalled is None else stalled
-                            idle += await self._revive(budget - sum(pending), budget, stalled)
-                            continue
-                        if running == 0:
-                            break
-                        runner, share, outcome = await receive.receive()
-                        running -= 1
-                        if isinstance(outcome, SampleSummary):
-                            self._sampled()
-                            summaries.append(outcome)
-                            idle.append(runner)
-                        else:
-                            await self._failed(runner, outcome)
-                            pending.append(share)
-                except Exception as exc:  # raise it as itself, once the requests are cancelled
-                    error = exc
-                    tg.cancel_scope.cancel()
-        if error is not None:
-            raise error
-        return summaries
+        shares: Waves | Units = Waves(budget, split)
+        if config.enable_async_evaluation:
+            shares = Units(units(budget, max(1, len(runners())), config, by_episodes))
 
-    async def _revive(self, done: int, budget: int, stalled: float) -> list[EnvRunnerHandle]:
-        """Restart failed evaluation runners (none is left); return those back in service."""
-        group, config = self.group, self.config
-        assert group is not None
-        unit = "episodes" if config.evaluation_duration_unit == "episodes" else "env steps"
-        await group.health.revive(
-            group.current_weights(),
-            what=f"evaluate {budget - done} more of {budget} {unit}",
-            since=stalled,
-            limit_s=config.evaluation_sample_timeout_s,
+        async def ask(runner: EnvRunnerHandle, share: int, first: bool) -> SampleSummary:
+            return await self._request(runner, share, by_episodes, first_of_round=first)
+
+        return Work(
+            ask=ask,
+            took=lambda runner, share, summary: share,  # exact: a share is done in full
+            shares=shares,
+            runners=runners,
+            what="evaluate {left} more of {total} " + ("episodes" if by_episodes else "env steps"),
+            timeout_s=config.evaluation_sample_timeout_s,
             setting="evaluation_sample_timeout_s",
         )
-        return group.healthy_remote_runners
 
-    async def _sample_auto(
-        self, runners: list[EnvRunnerHandle], training: anyio.Event | None
-    ) -> list[SampleSummary]:
+    def _auto(
+        self, runners: Callable[[], Sequence[EnvRunnerHandle]], training: anyio.Event | None
+    ) -> Work[SampleSummary]:
         """Sample on every runner until the parallel training step ends (one unit at least).
 
         Units are sized, as RLlib sizes them, to fill the time the training step is expected
@@ -285,7 +235,6 @@ class Evaluation:
         config = self.config
         expected: float = self.algorithm.metrics.peek(("timers", "training_iteration"), default=0.0)
         started = time.monotonic()
-        summaries: list[SampleSummary] = []
 
         def more() -> bool:
             if training is not None:
@@ -300,43 +249,39 @@ class Evaluation:
         # took, the runners one at a time, and the training step gets half the time at least.
         turns = anyio.Lock()
 
-        async def unit(runner: EnvRunnerHandle, first: bool) -> _Outcome:
+        async def unit(runner: EnvRunnerHandle, first: bool) -> SampleSummary:
+            # Sized when it starts (after the runner's turn came): the time left, now.
             steps = auto_steps(expected - (time.monotonic() - started), self._throughput, config)
             began = time.monotonic()
-            outcome = await self._request(runner, steps, False, first_of_round=first)
+            summary = await self._request(runner, steps, False, first_of_round=first)
             elapsed = time.monotonic() - began
-            if isinstance(outcome, SampleSummary) and elapsed > 0:
-                self._throughput = outcome.num_env_steps / elapsed
+            if elapsed > 0:
+                self._throughput = summary.num_env_steps / elapsed
             if runner.in_process and training is not None and not training.is_set():
                 await anyio.sleep(elapsed)  # the training step's turn
-            return outcome
+            return summary
 
-        async def run(runner: EnvRunnerHandle) -> None:
-            first = True
-            while first or more():
-                if runner.in_process and training is not None:
-                    async with turns:
-                        outcome = await unit(runner, first)
-                else:
-                    outcome = await unit(runner, first)
-                if not isinstance(outcome, SampleSummary):
-                    await self._failed(runner, outcome)
-                    return
-                self._sampled()
-                summaries.append(outcome)
-                first = False
-                await anyio.lowlevel.checkpoint()  # let the training step go on in between
+        async def ask(runner: EnvRunnerHandle, unsized: int, first: bool) -> SampleSummary:
+            if runner.in_process and training is not None:
+                async with turns:
+                    return await unit(runner, first)
+            return await unit(runner, first)
 
-        await gather([functools.partial(run, runner) for runner in runners])
-        return summaries
+        return Work(
+            ask=ask,
+            took=lambda runner, unsized, summary: summary.num_env_steps,
+            shares=Until(more),
+            runners=runners,
+            what="",  # nothing is owed: no runner is restarted mid-round
+            timeout_s=config.evaluation_sample_timeout_s,
+            setting="evaluation_sample_timeout_s",
+        )
 
     async def _request(
         self, runner: EnvRunnerHandle, share: int, by_episodes: bool, *, first_of_round: bool = True
-    ) -> _Outcome:
-        """Ask ``runner`` for ``share`` episodes or env steps; a lost worker is an outcome."""
+    ) -> SampleSummary:
+        """Ask ``runner`` for ``share`` episodes or env steps (its first request resets)."""
         config = self.config
-        # Only a worker elsewhere can be given up on: an in-process runner steps in this thread.
-        timeout = None if runner.in_process else config.evaluation_sample_timeout_s
         request = SampleRequest(
             num_episodes=share if by_episodes else None,
             num_timesteps=None if by_episodes else share,
@@ -344,47 +289,15 @@ class Evaluation:
             exact=True,
         )
         unit = ("episode" if by_episodes else "env step") + ("s" if share != 1 else "")
-        try:
-            summary: SampleSummary = await within(
-                runner,
-                timeout,
-                functools.partial(runner.sample_and_get_metrics, request),
-                what=f"sample {share} {unit}",
-                setting="evaluation_sample_timeout_s",
-            )
-        except Exception as exc:
-            if is_runner_failure(exc):  # a lost worker, a timeout, the env raising
-                return exc
-            raise
+        # An in-process runner steps in this thread: ``within`` sets it no timeout.
+        summary: SampleSummary = await within(
+            runner,
+            config.evaluation_sample_timeout_s,
+            functools.partial(runner.sample_and_get_metrics, request),
+            what=f"sample {share} {unit}",
+            setting="evaluation_sample_timeout_s",
+        )
         return summary
-
-    def _sampled(self) -> None:
-        """Tell the group a runner returned a sample: its failures are no longer in a row."""
-        if self.group is not None:
-            self.group.health.sampled()
-
-    async def _failed(self, runner: EnvRunnerHandle, outcome: BaseException) -> None:
-        """Take a failed runner out of service, or raise, as the fault-tolerance settings say."""
-        if not is_runner_failure(outcome):
-            raise outcome  # a handler's error: it propagates
-        assert self.group is not None
-        if not await self.group.health.fail(runner, outcome):
-            raise outcome
-
-
-async def _deliver(
-    request: Callable[[], Awaitable[_Outcome]],
-    runner: EnvRunnerHandle,
-    share: int,
-    send: anyio.abc.ObjectSendStream[tuple[EnvRunnerHandle, int, _Outcome]],
-) -> None:
-    """Run one runner's request and send back what came of it, an exception included."""
-    outcome: _Outcome
-    try:
-        outcome = await request()
-    except Exception as exc:
-        outcome = exc
-    await send.send((runner, share, outcome))
 
 
 def _forget_round_stats(metrics: MetricsLogger) -> None:

@@ -1,4 +1,4 @@
-"""How an evaluation round's budget is cut into requests for its runners."""
+"""How an evaluation round's budget is cut into shares and units (``fleet.Work`` hands them out)."""
 
 from __future__ import annotations
 
@@ -10,27 +10,7 @@ from ..config import EnvRunnersSettings, EvaluationSettings
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
-__all__ = ("auto_steps", "hand_out", "split", "units")
-
-
-def hand_out(
-    idle: list[Any], pending: list[int], *, pulling: bool, running: int
-) -> list[tuple[Any, int]]:
-    """Take the requests to start now out of ``idle`` runners and ``pending`` shares.
-
-    Pulling: a unit to every idle runner, while units last. Otherwise in waves: when no
-    request runs, what is pending is split anew over the idle runners.
-    """
-    if pulling:
-        n = min(len(idle), len(pending))
-        return [(idle.pop(0), pending.pop(0)) for _ in range(n)]
-    if running or not pending or not idle:
-        return []
-    shares = split(sum(pending), len(idle))
-    pending.clear()
-    starts = [(runner, n) for runner, n in zip(idle, shares, strict=True) if n]
-    idle[:] = [runner for runner, n in zip(idle, shares, strict=True) if not n]
-    return starts
+__all__ = ("auto_steps", "split", "units")
 
 
 def split(budget: int, k: int) -> list[int]:

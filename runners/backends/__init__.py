@@ -5,16 +5,40 @@ implementing it, as ``"module:Class"``; ``load_backend(name)`` imports it on fir
 an optional backend costs nothing when unused. Adding a backend: a module in this folder
 and one line here. This module imports no runner code, so the config can check names
 without importing the backends.
+
+The contract other rooms use (the fleet, evaluation) is exported here too, and loaded on
+first use for the same reason: ``EnvRunnerHandle`` and ``HandleFactory``; ``RemoteError``,
+what a lost worker raises; ``failure_key`` and ``describe_failure``, telling failures alike
+and naming where one was raised; ``inline_handle`` and ``share_loop`` for the runner in
+this process.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import ConfigError
 
-__all__ = ("BACKENDS", "check_backend", "load_backend", "reach_save_phase")
+if TYPE_CHECKING:
+    from ._base import EnvRunnerHandle as EnvRunnerHandle, HandleFactory as HandleFactory
+    from ._inline import inline_handle as inline_handle, share_loop as share_loop
+    from ._origin import describe as describe_failure, failure_key as failure_key
+    from ._wire import RemoteError as RemoteError
+
+__all__ = (
+    "BACKENDS",
+    "EnvRunnerHandle",
+    "HandleFactory",
+    "RemoteError",
+    "check_backend",
+    "describe_failure",
+    "failure_key",
+    "inline_handle",
+    "load_backend",
+    "reach_save_phase",
+    "share_loop",
+)
 
 BACKENDS: dict[str, str] = {
     "inline": "hookbus.runners.backends._inline:InlineEnvRunner",
@@ -22,6 +46,17 @@ BACKENDS: dict[str, str] = {
     "ray": "hookbus.runners.backends._ray:RayEnvRunner",
 }
 """Backend name -> ``"module:Class"`` of its ``EnvRunnerHandle`` implementation."""
+
+# The contract, public name -> (module, name there): imported when first asked for.
+_CONTRACT = {
+    "EnvRunnerHandle": ("._base", "EnvRunnerHandle"),
+    "HandleFactory": ("._base", "HandleFactory"),
+    "RemoteError": ("._wire", "RemoteError"),
+    "describe_failure": ("._origin", "describe"),
+    "failure_key": ("._origin", "failure_key"),
+    "inline_handle": ("._inline", "inline_handle"),
+    "share_loop": ("._inline", "share_loop"),
+}
 
 # Backends that need an optional distribution: (its import name, the extra that installs it).
 _NEEDS = {"ray": ("ray", "hookbus[ray]")}
@@ -41,6 +76,17 @@ def check_backend(name: object) -> None:
             raise ConfigError(
                 f"backend {name!r} needs {module!r}, which is not installed: pip install {extra!r}"
             ) from exc
+
+
+def __getattr__(name: str) -> Any:
+    """Import a name of the contract on first use (``_CONTRACT``); keep it for next time."""
+    try:
+        module_name, attribute = _CONTRACT[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module_name, __name__), attribute)
+    globals()[name] = value
+    return value
 
 
 def load_backend(name: str) -> Any:

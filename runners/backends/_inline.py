@@ -14,10 +14,11 @@ from ..env_runner import EnvRunner, SampleRequest, SampleSummary, env_runner_cla
 from ..episodes import Episode
 
 if TYPE_CHECKING:
+    from .._loop import LoopThread
     from ..config import AlgorithmConfig
     from ._base import EnvRunnerHandle
 
-__all__ = ("InlineEnvRunner",)
+__all__ = ("InlineEnvRunner", "inline_handle", "share_loop")
 
 logger = logging.getLogger("hookbus")
 
@@ -140,6 +141,20 @@ class InlineEnvRunner:
 
     def __repr__(self) -> str:
         return f"<InlineEnvRunner {self.env_runner!r}>"
+
+
+def inline_handle(env_runner: EnvRunner) -> EnvRunnerHandle:
+    """Return a handle driving ``env_runner``, an EnvRunner made already, in this loop."""
+    return InlineEnvRunner.wrapping(env_runner)
+
+
+def share_loop(handle: EnvRunnerHandle, loop: LoopThread | None) -> None:
+    """Let an in-process runner's sync API block on ``loop``, the group's loop thread.
+
+    Runners elsewhere block on a loop of their own: nothing to do for them.
+    """
+    if isinstance(handle, InlineEnvRunner):
+        handle.env_runner.loop = loop
 
 
 if TYPE_CHECKING:  # mypy checks that the class keeps the backend contract

@@ -2,5 +2,15 @@
 
 from ._faults import gather as gather, is_runner_failure as is_runner_failure, within as within
 from ._group import EnvRunnerGroup as EnvRunnerGroup
+from ._work import Units as Units, Until as Until, Waves as Waves, Work as Work
 
-__all__ = ("EnvRunnerGroup", "gather", "is_runner_failure", "within")
+__all__ = (
+    "EnvRunnerGroup",
+    "Units",
+    "Until",
+    "Waves",
+    "Work",
+    "gather",
+    "is_runner_failure",
+    "within",
+)

@@ -16,7 +16,7 @@ from ._faults import collect, within
 
 if TYPE_CHECKING:
     from .._loop import LoopThread
-    from ..backends._base import EnvRunnerHandle
+    from ..backends import EnvRunnerHandle
     from ._async_calls import AsyncCalls
     from ._health import RunnerHealth
 

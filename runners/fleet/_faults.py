@@ -18,8 +18,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ..backends._base import EnvRunnerHandle
-from ..backends._wire import RemoteError
+from ..backends import EnvRunnerHandle, RemoteError
 from ..envs import is_env_failure
 
 __all__ = ("collect", "gather", "is_runner_failure", "within")

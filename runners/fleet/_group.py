@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -13,15 +12,14 @@ from hookbus.kernel import Bus, Control, Publisher
 
 from .._deprecation import warn_deprecated
 from .._loop import LoopThread
-from ..backends import load_backend
-from ..backends._base import EnvRunnerHandle
-from ..backends._inline import InlineEnvRunner
-from ..env_runner import EnvRunner, SampleRequest, env_runner_class
+from ..backends import EnvRunnerHandle, inline_handle, load_backend, share_loop
+from ..env_runner import SampleRequest, env_runner_class
 from ..episodes import Episode
 from ._async_calls import AsyncCalls
 from ._calls import RunnerCalls
 from ._faults import collect, is_runner_failure, within
 from ._health import RunnerHealth
+from ._work import Waves, Work, spread as _spread
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
@@ -67,7 +65,7 @@ class EnvRunnerGroup(RunnerCalls):
             config, bus=bus, module=module, worker_index=0
         )
         """The local EnvRunner (it samples when there are no remote runners)."""
-        self._local = InlineEnvRunner.wrapping(self.local_env_runner)
+        self._local = inline_handle(self.local_env_runner)
         make = load_backend(config.backend)
         self.remote_env_runners: list[EnvRunnerHandle] = [
             make(config, bus=bus, worker_index=index, module=module)
@@ -79,11 +77,9 @@ class EnvRunnerGroup(RunnerCalls):
         self.loop = loop
         """The event loop thread that sync calls go to (None: the caller's loop)."""
         self._async_calls = AsyncCalls(loop, config.max_requests_in_flight_per_env_runner)
-        for runner in [self.local_env_runner, *self.remote_env_runners]:
-            if isinstance(runner, InlineEnvRunner):
-                runner.env_runner.loop = loop
-            elif isinstance(runner, EnvRunner):
-                runner.loop = loop
+        self.local_env_runner.loop = loop
+        for runner in self.remote_env_runners:
+            share_loop(runner, loop)
 
     @property
     def sampling_runners(self) -> Sequence[EnvRunnerHandle]:
@@ -225,37 +221,29 @@ class EnvRunnerGroup(RunnerCalls):
         of service as the fault-tolerance settings say; what the others sampled is kept,
         and the runners left sample again until the env steps returned reach
         ``num_timesteps``, as RLlib's ``synchronous_parallel_sample`` does. When none is
-        left, failed runners are restarted here and now (``revive``), where RLlib ends the
-        round short: the batch is full, or a ``RemoteError`` says which runners failed and
-        which setting keeps them out.
+        left, failed runners are restarted here and now (``spread()``), where RLlib
+        ends the round short: the batch is full, or a ``RemoteError`` says which runners
+        failed and which setting keeps them out.
         """
-        episodes: list[Episode] = []
-        sampled = 0
-        stalled: float | None = None  # when no runner was left, first
-        while sampled < num_timesteps:
-            runners = self.sampling_runners
-            if not runners:
-                stalled = time.monotonic() if stalled is None else stalled
-                await self._revive_to_sample(sampled, num_timesteps, stalled)
-                continue
-            share = math.ceil((num_timesteps - sampled) / len(runners))
-            outcomes = await collect([functools.partial(self._sample, r, share) for r in runners])
-            if any(not isinstance(outcome, Exception) for outcome in outcomes):
-                self.health.sampled()  # before the round's failures are counted: they come after
-            for runner, part in await self._settle(runners, outcomes):
-                self.health.handed_out(runner.worker_index, part)
-                episodes.extend(part)
-                sampled += sum(map(len, part))
-        return episodes
-
-    async def _revive_to_sample(self, sampled: int, wanted: int, stalled: float) -> None:
-        await self.health.revive(
-            self.current_weights(),
-            what=f"sample {wanted - sampled} more of {wanted} env steps",
-            since=stalled,
-            limit_s=self.config.sample_timeout_s,
+        work = Work(
+            ask=self._sample,
+            took=self._took,
+            shares=Waves(num_timesteps, _even_ceiling),
+            runners=lambda: self.sampling_runners,
+            what="sample {left} more of {total} env steps",
+            timeout_s=self.config.sample_timeout_s,
             setting="sample_timeout_s",
         )
+        return [episode for part in await _spread(self, work) for episode in part]
+
+    def _took(self, runner: EnvRunnerHandle, share: int, part: list[Episode]) -> int:
+        """Note the chunks ``runner`` handed out (its metrics count them later); count steps."""
+        self.health.handed_out(runner.worker_index, part)
+        return sum(map(len, part))
+
+    async def spread(self, work: Work[T]) -> list[T]:
+        """Do ``work`` on this group's runners (``_work``): training's and evaluation's way."""
+        return await _spread(self, work)
 
     def current_weights(self) -> dict[str, Any]:
         """Return the weights a restarted runner gets: the local runner's module's.
@@ -266,7 +254,10 @@ class EnvRunnerGroup(RunnerCalls):
         weights: dict[str, Any] = self.local_env_runner.module.get_state()
         return weights
 
-    async def _sample(self, runner: EnvRunnerHandle, share: int) -> list[Episode]:
+    async def _sample(
+        self, runner: EnvRunnerHandle, share: int, first: bool = True
+    ) -> list[Episode]:
+        # ``first`` changes nothing: training's episodes go on from one request to the next.
         timeout = self.config.sample_timeout_s
         what = f"sample {share} env steps"
         if self.config.batch_mode != "complete_episodes":
@@ -307,3 +298,8 @@ class EnvRunnerGroup(RunnerCalls):
         errors = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
         if errors:
             raise errors[0]
+
+
+def _even_ceiling(left: int, k: int) -> list[int]:
+    """Give each of ``k`` runners ``ceil(left / k)`` env steps (RLlib's even split)."""
+    return [math.ceil(left / k)] * k

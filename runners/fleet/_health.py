@@ -18,8 +18,7 @@ import anyio
 from hookbus.events import EnvRunnersRecreated
 from hookbus.kernel import Publisher
 
-from ..backends._base import EnvRunnerHandle
-from ..backends._wire import RemoteError
+from ..backends import EnvRunnerHandle, RemoteError
 from ._faults import gather, within
 from ._repeats import SAME_FAILURES_TO_STOP, Repeats, warn_tolerated
 from ._tally import Tally

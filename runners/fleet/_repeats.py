@@ -3,7 +3,7 @@
 RLlib restarts a failed runner up to ``max_num_env_runner_restarts`` times (1000) and
 raises only after ``num_consecutive_env_runner_failures_tolerance`` (100) failures in a
 row, so an env that raises at every step is restarted for hours. hookbus stops at
-``SAME_FAILURES_TO_STOP`` failures of one runner that are alike (``_origin.failure_key``:
+``SAME_FAILURES_TO_STOP`` failures of one runner that are alike (``backends.failure_key``:
 type, message and origin in the user's code) with no sample of that runner in between;
 other failures count only towards RLlib's settings (docs/scaling.md, Failures in a row).
 """
@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..backends._base import EnvRunnerHandle
-from ..backends._origin import describe, failure_key
+from ..backends import EnvRunnerHandle, describe_failure, failure_key
 
 __all__ = ("SAME_FAILURES_TO_STOP", "Repeats", "warn_tolerated")
 
@@ -59,7 +58,7 @@ class Repeats:
         if streak.count >= SAME_FAILURES_TO_STOP:
             exc.add_note(
                 f"hookbus: env runner {index} failed the same way {streak.count} times in a "
-                f"row, with no sample returned in between ({describe(exc)}); a restart "
+                f"row, with no sample returned in between ({describe_failure(exc)}); a restart "
                 f"would fail again, so training stops here instead of restarting it up to "
                 f"max_num_env_runner_restarts={self._max_restarts} times (docs/scaling.md, "
                 f"Failures in a row)"
@@ -84,4 +83,4 @@ def warn_tolerated(lead: str, exc: BaseException, alike: int, *, then: str = "")
             after,
         )
     else:
-        logger.warning("hookbus: %s%s: %s", lead, after, describe(exc))
+        logger.warning("hookbus: %s%s: %s", lead, after, describe_failure(exc))

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -542,3 +543,53 @@ def test_environment_created_is_published_by_restarted_runners(
     assert created == ["eval_env_runner:3"]
     assert [e.evaluation_metrics["env_runners"]["num_episodes"] for e in ends] == [3, 3]
     assert np.all([e.source == "algorithm" for e in ends])
+
+
+# --- the scheduler shared with training (fleet/_work.py) -------------------------------------
+
+
+def test_a_failure_cancels_no_other_runners_request(small_ppo: PPOConfig, tmp_path: Path) -> None:
+    """Runner 1 crashes and is not tolerated: the round raises once 2 and 3 are done.
+
+    Their requests are not cancelled (which would end their workers): they stay healthy.
+    """
+    config = flaky_eval(small_ppo, crash_once_on=[1], marker_dir=str(tmp_path))
+    config = config.evaluation(enable_async_evaluation=True).fault_tolerance(
+        restart_failed_env_runners=False
+    )
+    with config.build() as algo:
+        with pytest.raises(RemoteError, match=r"env runner 1 \(worker process \d+\) died"):
+            algo.train()
+        group = algo.eval_env_runner_group
+        assert group is not None
+        assert group.healthy_env_runner_ids() == [2, 3]
+
+
+class BrokenWhenEvaluating(gym.Env[Any, Any]):
+    """CartPole whose step() raises on evaluation runners."""
+
+    def __init__(self, config: Any) -> None:
+        self.env = gym.make("CartPole-v1")
+        self.observation_space = self.env.observation_space
+        self.action_space = self.env.action_space
+        self.evaluating = config.in_evaluation
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        if self.evaluating:
+            raise ValueError("the evaluation env broke")
+        return self.env.step(action)
+
+
+@pytest.mark.parametrize("pulling", [False, True], ids=["sync", "async"])
+def test_the_local_evaluation_runners_env_error_is_raised(
+    small_ppo: PPOConfig, pulling: bool
+) -> None:
+    """As the local training runner's: it is never restarted (restarts are on by default)."""
+    config = small_ppo.environment(BrokenWhenEvaluating).evaluation(
+        evaluation_interval=1, enable_async_evaluation=pulling
+    )
+    with config.build() as algo, pytest.raises(ValueError, match="the evaluation env broke"):
+        algo.train()
