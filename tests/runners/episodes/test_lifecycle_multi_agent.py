@@ -12,7 +12,7 @@ import pytest
 from hookbus.events import BaseEvent, EpisodeEnd, EpisodeStart, EpisodeStep
 from hookbus.kernel import LifecycleError, Recorder, check_lifecycle, read_recording
 
-sys.path.insert(0, str(Path(__file__).parents[1]))
+sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/: multi_agent_helpers
 from multi_agent_helpers import Run, cartpole_run, turn_based_run
 
 

@@ -22,7 +22,7 @@ from hookbus.runners import (
     MultiAgentEpisode,
 )
 
-sys.path.insert(0, str(Path(__file__).parents[1]))
+sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/: multi_agent_helpers
 from multi_agent_helpers import (
     Run,
     assert_same_episode,
