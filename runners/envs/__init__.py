@@ -1,5 +1,9 @@
-"""What users hand in as environments: making (vector) envs, their context, multi-agent envs,
-their spaces and the env-to-module pipeline."""
+"""Environments: what users hand in, made into the (vector) envs that the runners step.
+
+Making and checking envs, their context, multi-agent envs, their spaces and the env-to-module
+pipeline; ``env_names_code`` and ``without_env_imports`` serve the stored config and
+``hookbus tune``.
+"""
 
 from ._connectors import (
     EnvToModule as EnvToModule,
