@@ -73,6 +73,7 @@ from .envs import (
 from .episodes import (
     ALL_AGENTS as ALL_AGENTS,
     Episode as Episode,
+    EpisodeLike as EpisodeLike,
     LearnerLoggers as LearnerLoggers,
     MultiAgentEpisode as MultiAgentEpisode,
     SingleAgentEpisode as SingleAgentEpisode,
@@ -109,6 +110,7 @@ __all__ = (
     "EnvRunnerHandle",
     "EnvRunnerMetrics",
     "Episode",
+    "EpisodeLike",
     "EpsilonGreedy",
     "FlattenObservations",
     "InlineEnvRunner",

@@ -19,7 +19,7 @@ from ..envs import env_name
 from ..episodes import Episode, MultiAgentEpisode
 
 if TYPE_CHECKING:
-    from ..episodes._like import EpisodeLike
+    from ..episodes import EpisodeLike
     from ._env_runner import EnvRunner
 
 __all__ = ("EpisodeLifecycle",)

@@ -24,7 +24,7 @@ from ._requests import SampleRequest
 
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
-    from ..episodes._like import EpisodeLike
+    from ..episodes import EpisodeLike
     from ._env_runner import EnvRunner
 
 __all__ = ("Sampling", "Steps", "StepsFactory")

@@ -10,6 +10,7 @@ from ._agent_events import (
 )
 from ._episode import Episode as Episode, SingleAgentEpisode as SingleAgentEpisode
 from ._learner_loggers import LearnerLoggers as LearnerLoggers
+from ._like import EpisodeLike as EpisodeLike
 from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
 from ._rules import RULES as RULES, EpisodeRules as EpisodeRules
 
@@ -17,6 +18,7 @@ __all__ = (
     "ALL_AGENTS",
     "RULES",
     "Episode",
+    "EpisodeLike",
     "EpisodeRules",
     "LearnerLoggers",
     "MultiAgentEpisode",

@@ -539,7 +539,7 @@ class EndsAtFive(Callback):
             assert not episode.is_terminated
 
 
-# --- Control results from remote runners (tests/runners/algorithm/test_control.py) ---------------------
+# --- Control results from remote runners (tests/runners/algorithm/test_control.py) -----------
 
 
 class StopsOnce(Callback):
@@ -625,7 +625,7 @@ class LearnerBatches(Callback):
         self.episodes.append(0)
 
 
-# --- RLlib's sync runner API in foreach functions (tests/runners/env_runner/test_rllib_runner_api.py) --
+# --- RLlib's sync runner API in foreach functions (env_runner/test_rllib_runner_api.py) ----
 
 
 def sample_and_metrics(worker: Any) -> tuple[int, int, str, int, int]:
