@@ -10,7 +10,7 @@ of the columns into its ``Episode`` (``Episode.add_steps``), and ``Sampling`` ta
 in the per-step loop. Every ongoing episode is brought up to date before the loop returns.
 
 What users see is what the per-step loop gives, hook for hook and step for step
-(``tests/runners/test_columnar.py``): the same events in the same order (less the
+(``tests/runners/env_runner/test_columnar.py``): the same events in the same order (less the
 ``on_episode_step`` ones nobody listens to); the same episodes (an episode keeps the
 array of its observations whole and makes the rows, views of the columns as they were
 views of each step's array, when read); the same budgets. The one difference: while the

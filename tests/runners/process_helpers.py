@@ -143,7 +143,7 @@ def foreach_env_in_the_loop(*, algorithm: Any, **kwargs: Any) -> None:
 SEEN_BY_HANDLER: list[list[str]] = []
 
 
-# --- evaluation (tests/runners/test_evaluation.py) ------------------------------------------
+# --- evaluation (tests/runners/algorithm/test_evaluation.py) ---------------------------------
 
 
 def weights_checksum(state: dict[str, Any]) -> float:
@@ -226,7 +226,7 @@ class ExplodesOnEvenSteps(Callback):
             raise ArithmeticError("every other episode")
 
 
-# --- every step fires on_episode_step (tests/runners/test_episode_hooks.py) -----------------
+# --- every step fires on_episode_step (env_runner/test_env_runner.py, backends/) ------------
 
 
 class EpisodeAndSampleCounts(Callback):

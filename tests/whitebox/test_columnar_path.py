@@ -1,6 +1,6 @@
 """Which loop a runner samples with: the columnar one exactly when nobody listens per step.
 
-The public tests (tests/runners/test_columnar.py) check that both loops give the same
+The public tests (tests/runners/env_runner/test_columnar.py) check that both loops give the same
 episodes; this checks that each is actually taken, per ``sample()`` call, and that the
 columns grow past their first size without losing a row.
 """

@@ -20,7 +20,7 @@ from hookbus.kernel import Bus, Control, Recorder, check_lifecycle, read_recordi
 from hookbus.metrics import MetricsLogger
 from hookbus.runners import EnvRunner, PPOConfig
 
-sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
 import columnar_helpers as helpers
 import vector_helpers
 

@@ -16,7 +16,7 @@ from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 from hookbus.kernel import Bus, ConfigError, Recorder, check_lifecycle, read_recording
 from hookbus.runners import EnvRunner, MultiAgentCartPole, PPOConfig
 
-sys.path.insert(0, str(Path(__file__).parent))  # so sub-env processes import the helpers too
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so sub-env processes import the helpers too
 import process_helpers
 import vector_helpers
 

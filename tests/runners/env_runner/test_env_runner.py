@@ -17,7 +17,7 @@ from hookbus.events import BaseEvent, EpisodeEnd, EpisodeStep
 from hookbus.kernel import Bus, Callback, ConfigError
 from hookbus.runners import EnvRunner, Episode, PPOConfig
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from process_helpers import EpisodeAndSampleCounts
 
 pytestmark = pytest.mark.anyio

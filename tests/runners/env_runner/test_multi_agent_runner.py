@@ -20,7 +20,7 @@ from hookbus.runners import (
 from hookbus.runners.env_runner._bus import make_bus
 from hookbus.runners.env_runner._multi_agent_env_runner import MultiAgentEnvRunner
 
-from .multi_agent_envs import LeavingEnv, TurnBasedEnv, by_agent
+from ..multi_agent_envs import LeavingEnv, TurnBasedEnv, by_agent
 
 
 class Hooks(Callback):

@@ -21,7 +21,7 @@ from hookbus.events import (
 from hookbus.kernel import Bus, Callback, ConfigError
 from hookbus.runners import EnvRunner, PPOConfig, RemoteError
 
-sys.path.insert(0, str(Path(__file__).parent))  # so worker processes import the helpers too
+sys.path.insert(0, str(Path(__file__).parents[1]))  # so worker processes import the helpers too
 import process_helpers
 
 BACKENDS = ["inline", "process"]
