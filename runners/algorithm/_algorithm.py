@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Self, TypeVar
 
 import anyio
 import gymnasium as gym
@@ -423,8 +423,9 @@ class Algorithm(_TrainableOrObject):
 
     # --- checkpoints ------------------------------------------------------------------------
 
-    async def asave_to_path(self, path: str | os.PathLike[str]) -> Path:
-        """Write the Algorithm's state into directory ``path`` (created if needed).
+    async def asave_to_path(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the Algorithm's state into directory ``path`` (created if needed); return
+        it. Without ``path``, as RLlib's: a new folder in the system's temporary directory.
 
         A crash at any moment leaves ``path`` absent or a complete checkpoint: a new folder
         is written beside and renamed into place, an existing one gets its file replaced
@@ -433,8 +434,8 @@ class Algorithm(_TrainableOrObject):
         """
         return await self._checkpoints.asave(path)
 
-    def save_to_path(self, path: str | os.PathLike[str]) -> Path:
-        """Write a checkpoint (sync twin of ``asave_to_path()``)."""
+    def save_to_path(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write a checkpoint; return its folder (sync twin of ``asave_to_path()``)."""
         saved: Path = self._blocking("save_to_path", "asave_to_path", self.asave_to_path, path)
         return saved
 
@@ -514,6 +515,14 @@ class Algorithm(_TrainableOrObject):
     def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:
         """Return the learner's module ``module_id`` (RLlib's; the runners act with it)."""
         return _rllib_surface.get_module(self.learner, module_id)
+
+    def get_policy(self, policy_id: str = DEFAULT_MODULE_ID) -> NoReturn:
+        """Refuse RLlib's old-stack ``get_policy``: name its new-stack counterpart."""
+        raise NotImplementedError(
+            f"get_policy({policy_id!r}) is RLlib's old API stack (Policy objects), which "
+            f"hookbus does not have; use algo.get_module({policy_id!r}), the RLModule "
+            f"(its forward_inference() acts), as RLlib's new stack does"
+        )
 
     def get_weights(self) -> dict[str, Any]:
         """Return the learner's weights by module id (RLlib's new-stack form)."""

@@ -37,9 +37,12 @@ class CheckpointStore:
         self._publisher = publisher
         self._setup = setup
 
-    async def asave(self, path: str | os.PathLike[str]) -> Path:
-        """Write the state into directory ``path`` (``Algorithm.asave_to_path``)."""
+    async def asave(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the state into directory ``path`` (``Algorithm.asave_to_path``); None: a
+        new temporary folder, as RLlib's ``save_to_path()`` without a path."""
         self._setup.require(Lifecycle.READY, "save_to_path")
+        if path is None:
+            path = new_checkpoint_dir(type(self._algorithm).__name__)
         directory = Path(path)
         state = saved_state(self._algorithm)
         await anyio.to_thread.run_sync(write_checkpoint, directory, state)

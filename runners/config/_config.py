@@ -348,6 +348,22 @@ class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
         algorithm: AlgorithmT = self.algo_class(self, bus=bus)
         return algorithm
 
+    def build_algo(
+        self, env: object = None, use_copy: bool = True, *, bus: Bus | None = None
+    ) -> AlgorithmT:
+        """Build the Algorithm: RLlib's name for ``build()`` since 2.41.
+
+        As RLlib's, ``env`` (if given) sets this config's env first (and the evaluation
+        config's, when one is set). ``use_copy`` is accepted for RLlib's scripts: the
+        Algorithm always works on a checked copy of the config, whatever its value.
+        """
+        if env is not None:
+            self.environment(env)
+            overrides = self.evaluation_config
+            if isinstance(overrides, dict):
+                self.evaluation(evaluation_config={**overrides, "env": env})
+        return self.build(bus)
+
     def resolved_copy(self) -> Self:
         """Return a copy whose env, if a name given to ``register_env``, is its creator.
 

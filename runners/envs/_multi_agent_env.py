@@ -27,7 +27,8 @@ class MultiAgentEnv(gym.Env[Any, Any]):
     ``truncateds["__all__"]`` ends the episode.
 
     Subclasses set ``possible_agents`` (every agent id that may appear; ``str`` or
-    ``int``), ``agents`` (those in the current episode), and per-agent spaces in
+    ``int``; a copy of ``agents`` if left unset, as in RLlib), ``agents`` (those in the
+    current episode), and per-agent spaces in
     ``observation_spaces`` / ``action_spaces`` (or a ``gymnasium.spaces.Dict`` keyed by
     agent id in ``observation_space`` / ``action_space``).
     """
@@ -39,10 +40,12 @@ class MultiAgentEnv(gym.Env[Any, Any]):
 
     def __init__(self) -> None:
         super().__init__()
-        if not hasattr(self, "possible_agents"):
-            self.possible_agents = []
-        if not hasattr(self, "agents"):
-            self.agents = []
+        # As RLlib's: what a subclass left unset is inferred, so one that sets only
+        # ``agents`` before calling this (RLlib's examples do) has its possible agents too.
+        if not getattr(self, "agents", None):
+            self.agents = list(getattr(self, "_agent_ids", ()))  # RLlib's old-stack name
+        if not getattr(self, "possible_agents", None):
+            self.possible_agents = list(self.agents)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -106,3 +106,48 @@ def test_api_stack_and_framework_take_what_hookbus_does() -> None:
         config.framework("torch")
     with pytest.raises(ConfigError, match=r"eager_tracing"):
         config.framework("numpy", eager_tracing=True)
+
+
+def test_save_to_path_without_a_path_makes_a_new_folder(small_ppo: PPOConfig) -> None:
+    # RLlib's save_to_path() (Checkpointable) writes to a new folder in the system's
+    # temporary directory and returns it.
+    with small_ppo.build() as algo:
+        first, second = algo.save_to_path(), algo.save_to_path()
+    assert first != second
+    assert all((path / "algorithm_state.msgpack").is_file() for path in (first, second))
+    restored = Algorithm.from_checkpoint(first)
+    restored.stop()
+
+
+def test_build_algo_is_build_and_sets_the_env_as_rllibs_does(small_ppo: PPOConfig) -> None:
+    config = small_ppo.evaluation(evaluation_config={"explore": False})
+    algo = config.build_algo(env="CartPole-v1", use_copy=False)
+    try:
+        assert isinstance(algo, PPO)
+        assert algo.config.env == "CartPole-v1"
+        assert config.evaluation_config == {"explore": False, "env": "CartPole-v1"}
+        assert algo.train()["training_iteration"] == 1
+    finally:
+        algo.stop()
+
+
+def test_get_policy_names_get_module(small_ppo: PPOConfig) -> None:
+    with small_ppo.build() as algo:
+        with pytest.raises(NotImplementedError, match=r"old API stack .* use algo.get_module"):
+            algo.get_policy()
+        assert algo.get_module() is algo.learner.module
+
+
+def test_a_multi_agent_env_setting_only_agents_gets_possible_agents() -> None:
+    # RLlib's different_spaces_for_agents.py sets self.agents, then calls __init__.
+    from hookbus.runners import MultiAgentEnv
+
+    class TwoAgents(MultiAgentEnv):
+        def __init__(self) -> None:
+            self.agents = ["agent0", "agent1"]
+            super().__init__()
+
+    env = TwoAgents()
+    assert env.possible_agents == ["agent0", "agent1"]
+    assert env.possible_agents is not env.agents
+    assert MultiAgentEnv().possible_agents == MultiAgentEnv().agents == []
