@@ -460,6 +460,34 @@ class Episode(TemporaryData):
         before = getattr(self._lookback, what) if self._lookback is not None else []
         return gather_with_lookback(before, items, indices, stack=stack)
 
+    def get_extra_model_outputs(
+        self,
+        key: str,
+        indices: Indices = None,
+        *,
+        neg_index_as_lookback: bool = False,
+        fill: Any = None,
+    ) -> Any:
+        """Return the module's extra outputs under ``key`` (RLlib's signature).
+
+        hookbus's modules return actions only, so an episode keeps no extra model outputs:
+        any ``key`` raises the ``KeyError`` RLlib's lookup raises for a key its episode
+        does not hold.
+        """
+        raise KeyError(
+            f"{key!r}: hookbus episodes keep no extra model outputs (the modules return "
+            f"actions only); read actions with get_actions()"
+        )
+
+    def to_numpy(self) -> Episode:
+        """Return this episode, as RLlib's ``to_numpy()`` does once its data are arrays.
+
+        hookbus keeps the lists as they are (steps may still be added): ``get_observations()``,
+        ``get_actions()`` and ``get_rewards()`` already return numpy arrays for all steps,
+        a slice or a list of indices; infos stay a list of dicts, as in RLlib.
+        """
+        return self
+
     def set_rewards(self, rewards: npt.ArrayLike, at_indices: Indices = None) -> None:
         """Replace rewards (all, or those at ``at_indices``), e.g. in on_postprocess_trajectory."""
         values = np.asarray(rewards, dtype=float).ravel().tolist()

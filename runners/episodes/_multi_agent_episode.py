@@ -258,6 +258,11 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
         return list(self.agent_episodes)
 
     @property
+    def agent_episode_ids(self) -> dict[Any, str]:
+        """Agent id to the id of that agent's single-agent episode (RLlib's property)."""
+        return {agent_id: episode.id_ for agent_id, episode in self.agent_episodes.items()}
+
+    @property
     def env_t_started(self) -> int:
         """RLlib's name for ``t_started``."""
         return self.t_started
@@ -281,6 +286,19 @@ class MultiAgentEpisode(TemporaryData, EpisodeCopies):
     def get_agents_to_act(self) -> list[Any]:
         """Return the agents that got an observation and act at the next env step."""
         return list(self._to_act)
+
+    def get_agents_that_stepped(self) -> set[Any]:
+        """Return the agents that got an observation at the latest env step (or the reset).
+
+        As RLlib's: agents whose episode ended at that step are included. An agent that
+        left at that step without an observation of its own (``"__all__"`` ended the
+        episode) counts too: its last transition closes at that step.
+        """
+        stepped = set(self._to_act)
+        last = self._env_t
+        if last:
+            stepped.update(a for a, stamps in self._stamps.items() if stamps and stamps[-1] == last)
+        return stepped
 
     def get_observations(
         self,
