@@ -14,6 +14,7 @@ from hookbus.kernel import Bus, Control, Publisher
 from hookbus.metrics import MetricsLogger
 
 from .._loop import LoopThread, blocking
+from ..config import DEFAULT_MODULE_ID
 from ..envs import EnvContext, EnvToModule, env_name, foreach_sub_env
 from ..episodes import Episode
 from ._lifecycle import EpisodeLifecycle
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = ("EnvRunner",)
 
 _LIFETIME_STEPS = "num_env_steps_sampled_lifetime"
+# RLlib's keys (ray.rllib.env) of the env's own spaces in get_spaces()'s dict.
+INPUT_ENV_SPACES = "__env__"
+INPUT_ENV_SINGLE_SPACES = "__env_single__"
 
 
 class EnvRunner:
@@ -341,6 +345,23 @@ class EnvRunner:
     def _to_module(self) -> EnvToModule | None:
         steps = self._steps
         return steps.to_module if isinstance(steps, VectorEnvSteps) else None
+
+    def get_spaces(self) -> dict[str, tuple[Any, Any]]:
+        """Return the spaces, RLlib's dict: module id -> (observation space, action space),
+        and the env's own under ``"__env__"`` (the vector env's) and ``"__env_single__"``
+        (one sub-env's), RLlib's ``INPUT_ENV_SPACES`` and ``INPUT_ENV_SINGLE_SPACES``.
+
+        A module's observation space is the one it takes: after the env-to-module pipeline.
+        """
+        env = self.env
+        return {
+            INPUT_ENV_SPACES: (env.observation_space, env.action_space),
+            INPUT_ENV_SINGLE_SPACES: (env.single_observation_space, env.single_action_space),
+            **self._module_spaces(),
+        }
+
+    def _module_spaces(self) -> dict[str, tuple[Any, Any]]:
+        return {DEFAULT_MODULE_ID: (self.module_observation_space, self.env.single_action_space)}
 
     def take_control(self) -> Control | None:
         """Return what ``on_sample_end`` / ``on_episode_*`` handlers asked for since last time.

@@ -24,7 +24,7 @@ from ..envs import (
     vectorize_mode,
 )
 from ..episodes import Episode, MultiAgentEpisode, reset_agents, step_agents
-from ._env_runner import EnvRunner
+from ._env_runner import INPUT_ENV_SINGLE_SPACES, INPUT_ENV_SPACES, EnvRunner
 from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling
 
@@ -266,6 +266,21 @@ class MultiAgentEnvRunner(EnvRunner):
     def spaces(self) -> dict[str, tuple[Any, Any]]:
         """Each module's (observation space, action space)."""
         return cast(MultiAgentSteps, self._steps).spaces
+
+    def get_spaces(self) -> dict[str, tuple[Any, Any]]:
+        """Return the spaces, RLlib's dict: each module's (observation space, action space)
+        (``spaces``), and the env's own under ``"__env__"`` and ``"__env_single__"``.
+
+        The env's are sub-env 0's ``observation_space`` and ``action_space`` (None where it
+        sets none) under both keys: hookbus steps its multi-agent sub-envs one by one and
+        batches no space across them.
+        """
+        first = self.env.envs[0]
+        env_spaces = (
+            getattr(first, "observation_space", None),
+            getattr(first, "action_space", None),
+        )
+        return {INPUT_ENV_SPACES: env_spaces, INPUT_ENV_SINGLE_SPACES: env_spaces, **self.spaces}
 
     def module_observations(
         self, observations: Sequence[Any], episode: Episode | None = None
