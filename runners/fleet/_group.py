@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hookbus.kernel import Bus, Control, Publisher
 
 from .._deprecation import warn_deprecated
-from .._loop import LoopThread
+from .._loop import LoopThread, run_sync
 from ..backends import EnvRunnerHandle, inline_handle, load_backend, share_loop
 from ..env_runner import SampleRequest, env_runner_class
 from ..episodes import Episode
@@ -108,6 +108,33 @@ class EnvRunnerGroup(RunnerCalls):
     def num_healthy_remote_workers(self) -> int:
         """Return how many remote runners are healthy."""
         return self.health.num_healthy_remote_workers()
+
+    def num_healthy_remote_env_runners(self) -> int:
+        """Return how many remote runners are healthy (RLlib's name)."""
+        return self.health.num_healthy_remote_workers()
+
+    def probe_unhealthy_env_runners(self, timeout_seconds: float | None = None) -> list[int]:
+        """Bring failed remote runners back; return their worker indices (RLlib's name).
+
+        RLlib pings its failed actors (which Ray restarted) and takes back those that answer
+        within ``timeout_seconds`` (default ``env_runner_health_probe_timeout_s``). hookbus
+        ends a failed runner's worker, so it restarts it instead, with the current weights,
+        as ``restore_env_runners()`` may (restarts on, their delay passed, not used up); a
+        restarted runner must answer within ``timeout_seconds``. No hook is published.
+        """
+        return run_sync(
+            self.loop,
+            "env_runner_group.aprobe_unhealthy_env_runners()",
+            self.aprobe_unhealthy_env_runners,
+            timeout_seconds,
+            may_wait=any(not r.in_process for r in self.remote_env_runners),
+        )
+
+    async def aprobe_unhealthy_env_runners(self, timeout_seconds: float | None = None) -> list[int]:
+        """Async twin of ``probe_unhealthy_env_runners()``."""
+        return await self.health.restore_env_runners(
+            self.current_weights(), probe_timeout_s=timeout_seconds
+        )
 
     def num_remote_worker_restarts(self) -> int:
         """Return how many restarts of failed remote runners were tried in all."""

@@ -155,14 +155,17 @@ class RunnerHealth:
             if not runner.healthy:
                 self.mark_failed(runner.worker_index)
 
-    async def restore_env_runners(self, weights: dict[str, Any]) -> list[int]:
+    async def restore_env_runners(
+        self, weights: dict[str, Any], *, probe_timeout_s: float | None = None
+    ) -> list[int]:
         """Restart the failed runners the fault-tolerance settings allow; return their indices.
 
         A runner is restarted once ``delay_between_env_runner_restarts_s`` have passed since
         it failed, at most ``max_num_env_runner_restarts`` times, and only with
         ``restart_failed_env_runners``; it comes back with ``weights``. A restart that fails
         counts as one and leaves the runner failed (a failure like the others: too many in
-        a row, or alike in a row, are raised).
+        a row, or alike in a row, are raised). ``probe_timeout_s`` replaces
+        ``env_runner_health_probe_timeout_s`` for these restarts.
         """
         config = self.config
         if not config.restart_failed_env_runners:
@@ -179,7 +182,8 @@ class RunnerHealth:
         ]
         if not due:
             return []
-        restarted = await gather([functools.partial(self._restart, i, weights) for i in due])
+        restart = functools.partial(self._restart, weights=weights, probe_timeout_s=probe_timeout_s)
+        restarted = await gather([functools.partial(restart, i) for i in due])
         return [index for index, ok in zip(due, restarted, strict=True) if ok]
 
     async def restore_and_announce(self, weights: dict[str, Any]) -> list[int]:
@@ -250,7 +254,9 @@ class RunnerHealth:
         await anyio.sleep(max(0.0, due - time.monotonic()))
         await self.restore_and_announce(weights)
 
-    async def _restart(self, worker_index: int, weights: dict[str, Any]) -> bool:
+    async def _restart(
+        self, worker_index: int, weights: dict[str, Any], probe_timeout_s: float | None = None
+    ) -> bool:
         runner = self.remote_env_runners[worker_index - 1]
         self._restarts[worker_index] = self._restarts.get(worker_index, 0) + 1
         config = self.config
@@ -259,7 +265,9 @@ class RunnerHealth:
             # RLlib's health probe: a restarted runner must answer in time to count as back.
             await within(
                 runner,
-                config.env_runner_health_probe_timeout_s,
+                config.env_runner_health_probe_timeout_s
+                if probe_timeout_s is None
+                else probe_timeout_s,
                 runner.setup,
                 what="start",
                 setting="env_runner_health_probe_timeout_s",
