@@ -24,6 +24,7 @@ from ._model import (
 )
 from ._multi_agent import (
     DEFAULT_MODULE_ID as DEFAULT_MODULE_ID,
+    DEFAULT_POLICY_ID as DEFAULT_POLICY_ID,
     PolicySpec as PolicySpec,
     is_multi_agent as is_multi_agent,
     mapping_fn as mapping_fn,
@@ -46,6 +47,7 @@ from ._table import settings_markdown as settings_markdown, settings_rows as set
 
 __all__ = (
     "DEFAULT_MODULE_ID",
+    "DEFAULT_POLICY_ID",
     "MODEL_KEYS",
     "NOT_SET",
     "AlgorithmConfig",

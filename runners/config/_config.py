@@ -18,6 +18,7 @@ from .._deprecation import warn_deprecated
 from .._errors import refuse_while_loading_main
 from ..envs import resolve_registered_env
 from ._multi_agent import check_multi_agent, is_multi_agent
+from ._placement import PlacementCalls
 from ._sections import ConfigSections
 from ._settings import (
     EnvRunnersSettings,
@@ -39,7 +40,7 @@ _NOT_OVERRIDABLE = {
 }
 
 
-class AlgorithmConfig(ConfigSections, Generic[AlgorithmT]):
+class AlgorithmConfig(ConfigSections, PlacementCalls, Generic[AlgorithmT]):
     """Collect an Algorithm's settings with chained calls, then ``build()`` it.
 
     Each method takes its section's settings as typed keywords (``training(lr=1e-3)``), with

@@ -71,6 +71,13 @@ TORCH_ONLY_MODEL_KEYS = (
 )
 """RLlib's DefaultModelConfig settings that describe torch modules hookbus does not have."""
 
+IGNORED_MODEL_KEYS = ("uses_new_env_runners",)
+"""Keys of RLlib's dict form that RLlib's new stack reads nowhere: accepted, with no effect.
+
+RLlib 2.40's example scripts pass ``rl_module(model_config_dict={"uses_new_env_runners":
+True, ...})``; RLlib's catalog ignores the key, so hookbus does too.
+"""
+
 
 class DefaultModelConfig:
     """Shape the default module: ``rl_module(model_config=DefaultModelConfig(...))``.
@@ -104,7 +111,8 @@ class DefaultModelConfig:
         if not isinstance(values, Mapping):
             raise ConfigError(f"{name} must be a dict or a DefaultModelConfig, got {values!r}")
         known = {k: v for k, v in values.items() if k in MODEL_KEYS}
-        _refuse({k: v for k, v in values.items() if k not in MODEL_KEYS}, name)
+        others = {k: v for k, v in values.items() if k not in (*MODEL_KEYS, *IGNORED_MODEL_KEYS)}
+        _refuse(others, name)
         return cls(**known)
 
     def to_dict(self) -> dict[str, Any]:

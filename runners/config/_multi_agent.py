@@ -18,6 +18,7 @@ from ..episodes import Episode, MultiAgentEpisode
 
 __all__ = (
     "DEFAULT_MODULE_ID",
+    "DEFAULT_POLICY_ID",
     "MultiAgentSettings",
     "PolicySpec",
     "check_multi_agent",
@@ -30,6 +31,8 @@ __all__ = (
 
 DEFAULT_MODULE_ID = "default_policy"
 """The one module of a single-agent run, and of a MultiAgentEnv run without policies."""
+DEFAULT_POLICY_ID = DEFAULT_MODULE_ID
+"""RLlib's older name of ``DEFAULT_MODULE_ID`` (``ray.rllib.core`` keeps both, equal)."""
 
 
 @dataclass(frozen=True)

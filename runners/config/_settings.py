@@ -422,6 +422,9 @@ class TrainingSettings(Settings, frozen=True):
 class RLModuleSettings(Settings, frozen=True):
     """``config.rl_module(...)``: the default module's shape (RLlib's ``model_config``)."""
 
+    # RLlib 2.40's name of model_config (deprecated there, with this warning).
+    renamed: ClassVar[Mapping[str, str]] = {"model_config_dict": "model_config"}
+
     @classmethod
     def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
         """Keep a ``DefaultModelConfig`` as its dict form (data: files and workers take it)."""

@@ -151,3 +151,32 @@ def test_a_multi_agent_env_setting_only_agents_gets_possible_agents() -> None:
     assert env.possible_agents == ["agent0", "agent1"]
     assert env.possible_agents is not env.agents
     assert MultiAgentEnv().possible_agents == MultiAgentEnv().agents == []
+
+
+def test_rllib_constants_import_from_runners_with_rllibs_values(small_ppo: PPOConfig) -> None:
+    from hookbus.runners import (
+        DEFAULT_MODULE_ID,
+        DEFAULT_POLICY_ID,
+        ENV_RUNNER_RESULTS,
+        EPISODE_RETURN_MEAN,
+        EVALUATION_RESULTS,
+        LEARNER_RESULTS,
+        NUM_ENV_STEPS_SAMPLED_LIFETIME,
+        TIMERS,
+    )
+
+    # The values of ray.rllib.core and ray.rllib.utils.metrics (RLlib 2.60).
+    assert DEFAULT_MODULE_ID == DEFAULT_POLICY_ID == "default_policy"
+    assert (ENV_RUNNER_RESULTS, EVALUATION_RESULTS, LEARNER_RESULTS) == (
+        "env_runners",
+        "evaluation",
+        "learners",
+    )
+    assert EPISODE_RETURN_MEAN == "episode_return_mean"
+    assert NUM_ENV_STEPS_SAMPLED_LIFETIME == "num_env_steps_sampled_lifetime"
+    with small_ppo.build() as algo:
+        result = algo.train()
+    assert EPISODE_RETURN_MEAN in result[ENV_RUNNER_RESULTS]
+    assert result[NUM_ENV_STEPS_SAMPLED_LIFETIME] > 0
+    assert DEFAULT_MODULE_ID in result[LEARNER_RESULTS]
+    assert TIMERS in result

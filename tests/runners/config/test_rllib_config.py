@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from hookbus.runners import AlgorithmConfig, DQNConfig, PolicySpec, PPOConfig
+from hookbus.kernel import ConfigError
+from hookbus.runners import AlgorithmConfig, DQNConfig, PolicySpec, PPOConfig, PPOLearner
 
 
 def test_freezing_of_algo_config() -> None:
@@ -106,3 +107,60 @@ def test_api_stack_switches_read_true_and_is_multi_agent_is_a_property() -> None
     assert config.enable_env_runner_and_connector_v2 is True
     assert config.is_multi_agent is False
     assert config.multi_agent(policies={"a", "b"}).is_multi_agent is True
+
+
+def test_learners_takes_one_learner_and_refuses_more_or_gpus() -> None:
+    config = PPOConfig().training(train_batch_size=512)
+    learner_class = config.learner_class
+    same = config.learners(
+        num_learners=0,
+        num_cpus_per_learner="auto",
+        num_gpus_per_learner=0,
+        custom_resources_per_learner={},
+        num_aggregator_actors_per_learner=1,
+        max_requests_in_flight_per_learner=3,
+        local_gpu_idx=0,
+        add_default_connectors_to_learner_pipeline=True,
+    )
+    assert same is config
+    assert config.learners(num_learners=1).learner_class is learner_class
+    assert config.total_train_batch_size == config.train_batch_size_per_learner == 512
+    with pytest.raises(ConfigError, match=r"num_learners=2\).+one numpy learner.+0 or 1"):
+        config.learners(num_learners=2)
+    with pytest.raises(ConfigError, match=r"num_gpus_per_learner=1\).+on its CPU"):
+        config.learners(num_gpus_per_learner=1)
+    with pytest.raises(ConfigError, match=r"learner_connector=\.\.\.\).+learner_class"):
+        config.learners(learner_connector=lambda obs_space, act_space: [])
+
+
+def test_learners_learner_class_is_the_training_setting() -> None:
+    class MyLearner(PPOLearner):
+        pass
+
+    config = PPOConfig().learners(learner_class=MyLearner)
+    assert config.learner_class is MyLearner
+
+
+def test_resources_and_checkpointing_are_accepted_offline_data_is_refused() -> None:
+    config = PPOConfig()
+    assert config.resources(num_cpus_for_main_process=1, num_gpus=0) is config
+    assert config.checkpointing(export_native_model_files=True) is config
+    assert config.offline_data() is config
+    with pytest.raises(ConfigError, match=r"resources\(num_gpus=1\)"):
+        config.resources(num_gpus=1)
+    with pytest.raises(ConfigError, match=r"offline_data\(input_\).+does not read or write"):
+        config.offline_data(input_="/tmp/cartpole.json")
+
+
+def test_model_config_dict_is_rllib_240s_deprecated_name_of_model_config() -> None:
+    config = PPOConfig().environment("CartPole-v1")
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"`AlgorithmConfig.rl_module\(model_config_dict=..\)` has been deprecated. "
+        r"Use `AlgorithmConfig.rl_module\(model_config=..\)`",
+    ):
+        config.rl_module(model_config_dict={"fcnet_hiddens": [8], "uses_new_env_runners": True})
+    assert config.model_config["fcnet_hiddens"] == [8]
+    config.validate()
+    with config.build_algo() as algo:
+        assert algo.train()["training_iteration"] == 1
