@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 
 from ...config import AlgorithmConfig, check_values
 from .._nn import MLP, Adam, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
-from ._config import DQNConfig
 from ._settings import DQN_LEARNER_SETTINGS, DQNTrainingSettings
 
 __all__ = (
@@ -190,7 +189,7 @@ class DQNLearner:
         ``config`` (a ``DQNConfig``; None: one with the defaults) gives the training settings
         named in ``DQN_LEARNER_SETTINGS``, read here once.
         """
-        training = (DQNConfig() if config is None else config).settings(DQNTrainingSettings)
+        training = DQNTrainingSettings() if config is None else config.settings(DQNTrainingSettings)
         # A config checks its values when validated (build()); a learner may be built from
         # one that never was, so it checks what it reads: ValueErrors (ConfigError).
         check_values(

@@ -16,7 +16,6 @@ import numpy as np
 from ...config import AlgorithmConfig, check_values
 from .._nn import Adam, Params, SpaceLike
 from ._batch import TrainBatch, Trajectory, compute_gae, compute_gae_columns, explained_variance
-from ._config import PPOConfig
 from ._module import PPOModule
 from ._settings import PPO_LEARNER_SETTINGS, PPOTrainingSettings
 
@@ -81,7 +80,7 @@ class PPOLearner:
         ``seed`` fixes the initial weights and the minibatch shuffling: two learners built
         and updated alike stay bit-identical. ``dtype`` is the module's float type.
         """
-        training = (PPOConfig() if config is None else config).settings(PPOTrainingSettings)
+        training = PPOTrainingSettings() if config is None else config.settings(PPOTrainingSettings)
         # A config checks its values when validated (build()); a learner may be built from
         # one that never was, so it checks what it reads: ValueErrors (ConfigError).
         check_values(
