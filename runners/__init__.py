@@ -4,7 +4,7 @@
 base is Tune's ``Trainable``, which takes seconds to import (``algorithm/_tune.py``).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hookbus.events._public import publish_names
 
@@ -45,6 +45,7 @@ from ._exploration import (
     SoftQ as SoftQ,
     StochasticSampling as StochasticSampling,
 )
+from ._lazy import on_first_use as _on_first_use
 from ._rl_module import MultiRLModule as MultiRLModule, RLModule as RLModule
 from .algorithm import (
     Learner as Learner,
@@ -227,7 +228,11 @@ if TYPE_CHECKING:
     from .algorithms.dqn import DQN as DQN
     from .algorithms.ppo import PPO as PPO
 
-_ON_FIRST_USE = {"Algorithm": ".algorithm", "PPO": ".algorithms.ppo", "DQN": ".algorithms.dqn"}
+_ON_FIRST_USE = {
+    "Algorithm": (".algorithm", "Algorithm"),
+    "PPO": (".algorithms.ppo", "PPO"),
+    "DQN": (".algorithms.dqn", "DQN"),
+}
 """The Algorithm family: each name from its package, imported when first looked up."""
 
 # Objects report this package as their module (for docs and reprs), not the private
@@ -236,12 +241,4 @@ publish_names(__name__, globals(), [name for name in __all__ if name not in _ON_
 del publish_names
 
 
-def __getattr__(name: str) -> Any:
-    package = _ON_FIRST_USE.get(name)
-    if package is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(package, __name__), name)
-    globals()[name] = value  # made once: later lookups find it here
-    return value
+__getattr__ = _on_first_use(__name__, _ON_FIRST_USE)

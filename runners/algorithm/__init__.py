@@ -4,8 +4,9 @@
 when Ray Tune is installed, which takes seconds to import (``_tune.py`` says why).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import on_first_use as _on_first_use
 from ._checkpoint import list_checkpoints as list_checkpoints, read_checkpoint as read_checkpoint
 from ._learner import (
     AnyLearner as AnyLearner,
@@ -47,10 +48,4 @@ __all__ = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Algorithm":
-        from ._algorithm import Algorithm
-
-        globals()[name] = Algorithm  # made once: later lookups find it here
-        return Algorithm
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _on_first_use(__name__, {"Algorithm": ("._algorithm", "Algorithm")})

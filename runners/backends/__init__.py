@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.kernel import ConfigError
 
+from .._lazy import on_first_use as _on_first_use
+
 if TYPE_CHECKING:
     from ._base import EnvRunnerHandle as EnvRunnerHandle, HandleFactory as HandleFactory
     from ._inline import inline_handle as inline_handle, share_loop as share_loop
@@ -78,15 +80,7 @@ def check_backend(name: object) -> None:
             ) from exc
 
 
-def __getattr__(name: str) -> Any:
-    """Import a name of the contract on first use (``_CONTRACT``); keep it for next time."""
-    try:
-        module_name, attribute = _CONTRACT[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module_name, __name__), attribute)
-    globals()[name] = value
-    return value
+__getattr__ = _on_first_use(__name__, _CONTRACT)
 
 
 def load_backend(name: str) -> Any:

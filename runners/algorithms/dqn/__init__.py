@@ -3,8 +3,9 @@
 ``DQN`` is imported on first use (``algorithm/_tune.py`` says why).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..._lazy import on_first_use as _on_first_use
 from ._config import DQNConfig as DQNConfig
 from ._learner import DQNLearner as DQNLearner, DQNModule as DQNModule
 from ._replay_buffer import (
@@ -25,10 +26,4 @@ __all__ = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name == "DQN":
-        from ._algorithm import DQN
-
-        globals()[name] = DQN  # made once: later lookups find it here
-        return DQN
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _on_first_use(__name__, {"DQN": ("._algorithm", "DQN")})

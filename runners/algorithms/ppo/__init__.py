@@ -3,8 +3,9 @@
 ``PPO`` is imported on first use (``algorithm/_tune.py`` says why).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..._lazy import on_first_use as _on_first_use
 from ._config import PPOConfig as PPOConfig
 from ._learner import PPOLearner as PPOLearner, PPOModule as PPOModule, Trajectory as Trajectory
 
@@ -14,10 +15,4 @@ if TYPE_CHECKING:
 __all__ = ("PPO", "PPOConfig", "PPOLearner", "PPOModule", "Trajectory")
 
 
-def __getattr__(name: str) -> Any:
-    if name == "PPO":
-        from ._algorithm import PPO
-
-        globals()[name] = PPO  # made once: later lookups find it here
-        return PPO
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _on_first_use(__name__, {"PPO": ("._algorithm", "PPO")})
