@@ -36,7 +36,7 @@ class LoopThread:
     the interpreter from exiting when a script forgets ``algo.stop()``.
     """
 
-    def __init__(self, name: str = "hookbus-loop") -> None:
+    def __init__(self, name: str = "hookbus-loop", backend: str = "asyncio") -> None:
         ready = threading.Event()
         self._portal: BlockingPortal | None = None
         self._tasks: anyio.abc.TaskGroup | None = None  # what spawn() starts, ended on close
@@ -51,7 +51,7 @@ class LoopThread:
 
         def run() -> None:
             try:
-                anyio.run(serve)
+                anyio.run(serve, backend=backend)
             except BaseException as exc:  # reported to the caller waiting on `ready`
                 self._error = exc
                 ready.set()

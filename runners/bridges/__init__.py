@@ -1,0 +1,23 @@
+"""The bus inside RLlib and Stable-Baselines3 runs (docs/bridges.md).
+
+``rllib_callbacks(...)`` returns an RLlib ``RLlibCallback`` class, ``sb3_callback(...)`` an
+SB3 ``BaseCallback``: either publishes its framework's hook calls as hookbus events on a bus
+holding your callbacks. Importing this package imports neither framework: each loads when
+its function is first called (``pip install 'hookbus[rllib]'`` / ``'hookbus[sb3]'``).
+"""
+
+from typing import TYPE_CHECKING
+
+from .._lazy import on_first_use
+
+__all__ = ("rllib_callbacks",)
+
+if TYPE_CHECKING:
+    from ._rllib import rllib_callbacks as rllib_callbacks
+else:
+    __getattr__ = on_first_use(
+        __name__,
+        {
+            "rllib_callbacks": ("._rllib", "rllib_callbacks"),
+        },
+    )
