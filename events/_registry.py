@@ -62,7 +62,8 @@ def event_type(key: object) -> type[BaseEvent]:
             raise ConfigError(_refused_hooks[key])
         close = difflib.get_close_matches(key, _by_hook, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"unknown hook {key!r}{hint}; known hooks: {', '.join(_by_hook)}")
+        known, yours = ", ".join(_by_hook), _not_yet_defined(key)
+        raise ConfigError(f"unknown hook {key!r}{hint}; known hooks: {known}{yours}")
     if isinstance(key, type):
         hook = getattr(key, "hook", None)
         newer = _by_hook.get(hook) if isinstance(hook, str) else None
@@ -81,6 +82,20 @@ def event_type(key: object) -> type[BaseEvent]:
         f"{key!r} is not a hookbus event type; use one of "
         f"{', '.join(cls.__name__ for cls in _by_hook.values())} or a hook name, or define "
         f"your own: a frozen msgspec.Struct subclassing hookbus.events.BaseEvent"
+    )
+
+
+def _not_yet_defined(hook: str) -> str:
+    """Say that an event type of the user's has its hook only once it is defined: the
+    name may be right and the module defining it not imported yet."""
+    if not _HOOK_NAME.fullmatch(hook):
+        return ""
+    words = hook.removeprefix("on_").split("_")
+    guess = "".join(word[:1].upper() + word[1:] for word in words)
+    return (
+        f". An event type of yours has its hook only once its class is defined: if "
+        f"{hook!r} is yours, define or import its type (e.g. {guess}, a BaseEvent "
+        f"subclass) before subscribing by its hook name"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 import warnings
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, ClassVar
@@ -126,9 +127,30 @@ def warn_stray_hooks(callback: object) -> None:
         if name.startswith("on_") and name not in known and callable(getattr(callback, name)):
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            warnings.warn(
-                f"{type(callback).__qualname__}.{name} is not a hook and will never be "
-                f"called{hint}",
-                HookbusWarning,
-                stacklevel=user_stacklevel(),
-            )
+            method = f"{type(callback).__qualname__}.{name}"
+            message = f"{method} is not a hook and will never be called{hint}"
+            where = _definition(type(callback), name)
+            if where is None:  # no source to point at: the user's call that added it
+                warnings.warn(message, HookbusWarning, stacklevel=user_stacklevel())
+            else:
+                warnings.warn_explicit(message, HookbusWarning, *where)
+
+
+def _definition(cls: type, name: str) -> tuple[str, int, str] | None:
+    """Return (file, line, module) of method ``name`` of ``cls``, else of ``cls`` itself.
+
+    A stray hook's warning points there, at the user's class, whichever call added it (the
+    CLI's ``main()``, ``Bus(...)``, ``config.callbacks(...)``, a worker process building
+    the bus): the call's own line says nothing about which class has the typo.
+    """
+    code = getattr(inspect.unwrap(getattr(cls, name)), "__code__", None)
+    if code is not None:
+        return code.co_filename, code.co_firstlineno, cls.__module__
+    try:
+        lines, first = inspect.getsourcelines(cls)
+        file = inspect.getsourcefile(cls)
+    except (OSError, TypeError):  # defined in a REPL or built by type(): no source
+        return None
+    if file is None or not lines:
+        return None
+    return file, first, cls.__module__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -96,7 +97,11 @@ class Publisher:
             dispatcher = self._add(event_type)
         if dispatcher.call is None:
             return None
-        event = event_type(source=self.source, seq=self.next_seq(), **fields)
+        try:
+            event = event_type(source=self.source, seq=self.seq, **fields)
+        except TypeError as exc:  # msgspec's message names neither the type nor its fields
+            raise TypeError(_field_error(event_type, fields, exc)) from exc
+        self.seq += 1  # only once built: a refused event leaves no gap in seq
         arguments = self._fixed[event_type]
         if live:
             arguments = {**arguments, **live}
@@ -155,3 +160,20 @@ class Publisher:
 
     def __repr__(self) -> str:
         return f"<Publisher {self.source} seq={self.seq}>"
+
+
+def _field_error(event_type: type[BaseEvent], fields: Mapping[str, Any], exc: TypeError) -> str:
+    """Say which of ``fields`` ``event_type`` cannot be built from, and what its fields are."""
+    own = [name for name in event_type.__struct_fields__ if name not in ("source", "seq")]
+    name = event_type.__qualname__
+    unknown = [key for key in fields if key not in event_type.__struct_fields__]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, own, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        what = f"{name} has no field {', '.join(hints)}"
+    else:
+        what = f"cannot build {name}: {exc}"
+    listed = ", ".join(own) if own else "none besides source and seq"
+    return f"{what}; its fields: {listed} (source and seq are the publisher's)"

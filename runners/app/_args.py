@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 from pathlib import Path
@@ -68,5 +69,23 @@ def load_object(spec: str) -> Any:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise UsageError(f"{spec!r}: {module_name!r} has no attribute {attr!r}") from None
+            raise UsageError(
+                f"{spec!r}: {module_name!r} has no attribute {attr!r}{_close_names(obj, part)}"
+            ) from None
     return obj
+
+
+def _close_names(owner: object, name: str) -> str:
+    """Say which names ``owner`` (a module or class) has that are close to ``name``; if none
+    is, which classes it defines, the likely targets of ``--callbacks`` and ``--env``."""
+    names = [n for n in dir(owner) if not n.startswith("_")]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if close:
+        return f" (did you mean {' or '.join(map(repr, close))}?)"
+    home = getattr(owner, "__name__", None)
+    defined = [
+        n
+        for n in names
+        if isinstance(getattr(owner, n, None), type) and getattr(owner, n).__module__ == home
+    ]
+    return f"; it defines {', '.join(defined)}" if defined else ""

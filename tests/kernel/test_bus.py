@@ -264,6 +264,21 @@ def test_misspelt_hook_method_warns() -> None:
         Bus(Typo)
 
 
+def test_a_misspelt_hooks_warning_points_at_the_method_not_the_call() -> None:
+    class Typo(Callback):
+        def on_episode_ends(self, **kwargs: Any) -> None:
+            pass
+
+    def add(callback: object) -> Bus:  # some other code adds the class, as the CLI does
+        return Bus(callback)
+
+    with pytest.warns(HookbusWarning, match=r"Typo\.on_episode_ends is not a hook") as record:
+        add(Typo)
+    (warning,) = record.list
+    assert warning.filename == __file__
+    assert warning.lineno == Typo.on_episode_ends.__code__.co_firstlineno
+
+
 async def test_publishing_something_that_is_not_an_event_is_refused() -> None:
     with pytest.raises(ConfigError, match="cannot publish 42: not a hookbus event"):
         await Bus().publish(42)  # type: ignore[arg-type]

@@ -87,6 +87,39 @@ async def test_a_misspelt_user_hook_warns_with_the_right_name() -> None:
         Bus(Typo)
 
 
+async def test_the_hook_of_a_type_not_yet_defined_says_to_define_or_import_it() -> None:
+    # on_order_returned is no hook until a class OrderReturned is defined: the closest hook
+    # is suggested, and so is the likelier fix, importing the type.
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown hook 'on_order_returned' \(did you mean 'on_order_placed'\?\); known "
+        r"hooks: .*\. An event type of yours has its hook only once its class is defined: "
+        r"if 'on_order_returned' is yours, define or import its type \(e\.g\. OrderReturned",
+    ):
+        Bus().subscribe("on_order_returned", lambda **kw: None)
+
+
+async def test_publishing_a_wrong_field_names_the_type_and_its_fields() -> None:
+    async with Bus() as bus:
+        bus.subscribe(OrderPlaced, lambda **kw: None)
+        shop = Publisher(bus, "shop")
+        with pytest.raises(
+            TypeError,
+            match=r"^OrderPlaced has no field 'totl' \(did you mean 'total'\?\); its fields: "
+            r"order_id, total, items \(source and seq are the publisher's\)$",
+        ):
+            await shop.publish(OrderPlaced, order_id="o1", totl=2.0)
+        with pytest.raises(
+            TypeError,
+            match=r"cannot build OrderPlaced: Missing required argument 'total'; its fields: "
+            r"order_id, total, items",
+        ):
+            await shop.publish(OrderPlaced, order_id="o1")
+        event = await shop.publish(OrderPlaced, order_id="o1", total=2.0)
+        assert event is not None
+        assert event.seq == 0  # the refused ones took no seq: the stream stays gap-free
+
+
 async def test_handler_signatures_are_checked_against_the_types_live_args() -> None:
     def needs_request(*, event: Any, request: Any) -> None: ...
 

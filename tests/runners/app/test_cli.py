@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hookbus.events import EpisodeEnd
-from hookbus.kernel import RecordingError, read_recording
+from hookbus.kernel import HookbusWarning, RecordingError, read_recording
 from hookbus.runners.app import _cli as cli
 from hookbus.runners.app._cli import main
 
@@ -111,6 +111,14 @@ def test_replay_prints_the_callbacks_metrics(
         ),
         (["train", "--env", "CartPole-v1", "--callbacks", "nomodule:X"], "cannot import"),
         (["train", "--env", "CartPole-v1", "--callbacks", "noseparator"], "is not module:Class"),
+        (
+            ["train", "--env", "CartPole-v1", "--callbacks", f"{EXAMPLE}:EpisodeRetrun"],
+            "has no attribute 'EpisodeRetrun' (did you mean 'EpisodeReturn'?)",
+        ),
+        (
+            ["train", "--env", "CartPole-v1", "--callbacks", f"{EXAMPLE}:Tracker"],
+            "has no attribute 'Tracker'; it defines EpisodeReturn",
+        ),
         (["inspect", "/no/such/file"], "no such file"),
         (["replay", "/no/such/file"], "no such file"),
         (["inspect", "/"], "'/' is a directory; give the path of a recording file in it"),
@@ -135,6 +143,22 @@ def test_bad_input_exits_2_with_one_line(
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+
+
+def test_a_hook_typos_warning_points_at_the_users_class(tmp_path: Path) -> None:
+    source = tmp_path / "typo_in_a_hook.py"
+    source.write_text(
+        "from hookbus.kernel import Callback\n"
+        "\n"
+        "class Typo(Callback):\n"
+        "    def on_episode_ned(self, **kwargs):\n"
+        "        pass\n"
+    )
+    argv = ["train", "--env", "CartPole-v1", "--iterations", "1", "--callbacks"]
+    with pytest.warns(HookbusWarning, match=r"Typo\.on_episode_ned is not a hook") as record:
+        assert main([*argv, f"{source}:Typo"]) == 0
+    # Not the CLI's line (sys.exit(main())): the user's method, in the user's file.
+    assert {(w.filename, w.lineno) for w in record.list} == {(str(source.resolve()), 4)}
 
 
 def test_a_bad_iterations_value_names_the_option_not_a_function(
