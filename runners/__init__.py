@@ -46,6 +46,11 @@ from ._exploration import (
     StochasticSampling as StochasticSampling,
 )
 from ._lazy import on_first_use as _on_first_use
+from ._module_spec import (
+    MultiRLModuleSpec as MultiRLModuleSpec,
+    RandomRLModule as RandomRLModule,
+    RLModuleSpec as RLModuleSpec,
+)
 from ._rl_module import MultiRLModule as MultiRLModule, RLModule as RLModule
 from .algorithm import (
     Learner as Learner,
@@ -188,6 +193,7 @@ __all__ = (
     "MultiAgentModule",
     "MultiLearner",
     "MultiRLModule",
+    "MultiRLModuleSpec",
     "ObservationPreprocessor",
     "PPOConfig",
     "PPOLearner",
@@ -196,6 +202,8 @@ __all__ = (
     "PrioritizedReplayBuffer",
     "ProcessEnvRunner",
     "RLModule",
+    "RLModuleSpec",
+    "RandomRLModule",
     "RemoteError",
     "RemoteTraceback",
     "ReplayBuffer",

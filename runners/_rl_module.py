@@ -31,15 +31,32 @@ class Stateful(Protocol):
 
 
 class RLModule(Stateful, Protocol):
-    """Choose actions for a batch of observations: one policy's networks (RLlib's RLModule)."""
+    """Choose actions for a batch of observations: one policy's networks (RLlib's RLModule).
+
+    The minimal module is ``forward_inference`` alone: a class that subclasses ``RLModule``
+    (as RLlib's heuristic modules do) inherits the rest, exploring as it infers and with
+    no state. ``RLModuleSpec(module_class=...)`` builds one (``_module_spec.py``).
+    """
 
     def forward_exploration(self, obs: NDArray[Any], rng: np.random.Generator, /) -> NDArray[Any]:
-        """Return one action per row of ``obs``, exploring (sampled from the policy)."""
-        ...
+        """Return one action per row of ``obs``, exploring (sampled from the policy).
+
+        Inherited: ``forward_inference(obs)``.
+        """
+        return self.forward_inference(obs)
 
     def forward_inference(self, obs: NDArray[Any], /) -> NDArray[Any]:
         """Return one greedy action per row of ``obs``."""
         ...
+
+    def get_state(self) -> dict[str, Any]:
+        """Return the state as plain data. Inherited: no state (``{}``)."""
+        return {}
+
+    def set_state(self, state: dict[str, Any], /) -> None:
+        """Load what ``get_state()`` returned. Inherited: takes only ``{}``."""
+        if state:
+            raise ValueError(f"{type(self).__name__} has no state to load, got {sorted(state)!r}")
 
 
 class MultiRLModule(Stateful, Protocol):

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
+from hookbus.kernel import ConfigError
+
 from .._rl_module import RLModule
 from ..algorithm import Learner, Spaces, check_structure
 from ..config import DEFAULT_MODULE_ID
 from ..episodes import Episode, MultiAgentEpisode
 
-__all__ = ("MultiAgentLearner", "MultiAgentModule")
+__all__ = ("ActingLearner", "MultiAgentLearner", "MultiAgentModule")
 
 Batch = Sequence[Episode]
 """What one module's learner trains on: the agent episodes its module acted in."""
@@ -69,8 +71,57 @@ class MultiAgentModule(Mapping[str, RLModule]):
         for module_id, module_state in state.items():
             self._modules[module_id].set_state(module_state)
 
+    def add_module(self, module_id: str, module: RLModule, *, override: bool = False) -> None:
+        """Add ``module`` as ``module_id`` (RLlib's; ValueError if the id is taken, unless
+        ``override``)."""
+        if module_id in self._modules and not override:
+            raise ValueError(
+                f"module {module_id!r} already exists; modules: {_names(self._modules)}"
+            )
+        self._modules[module_id] = module
+
+    def remove_module(self, module_id: str, *, raise_err_if_not_found: bool = True) -> None:
+        """Remove module ``module_id`` (RLlib's; KeyError naming the modules if absent)."""
+        if module_id not in self._modules:
+            if raise_err_if_not_found:
+                self[module_id]  # raises, naming the modules
+            return
+        del self._modules[module_id]
+
     def __repr__(self) -> str:
         return f"MultiAgentModule({_names(self._modules)})"
+
+
+class ActingLearner:
+    """Hold a module that acts and is never trained: a module class of the user's own
+    (``RLModuleSpec(module_class=...)``), such as ``RandomRLModule``.
+
+    Its state is the module's; an update is a ConfigError naming the module, since
+    hookbus's learners train only their own modules.
+    """
+
+    def __init__(self, module_id: str, module: RLModule) -> None:
+        self.module_id = module_id
+        self.module = module
+
+    def update(self, batch: Any, /) -> Mapping[str, float]:
+        """Refuse: this module is not trained here."""
+        raise ConfigError(
+            f"module {self.module_id!r} ({type(self.module).__qualname__}) acts and is never "
+            f"trained (hookbus's learners train their own modules): leave it out of "
+            f"policies_to_train"
+        )
+
+    def get_state(self) -> dict[str, Any]:
+        """Return the module's state."""
+        return self.module.get_state()
+
+    def set_state(self, state: dict[str, Any], /) -> None:
+        """Load the module's state."""
+        self.module.set_state(state)
+
+    def __repr__(self) -> str:
+        return f"ActingLearner({self.module_id!r}, {self.module!r})"
 
 
 class MultiAgentLearner:
@@ -104,6 +155,20 @@ class MultiAgentLearner:
         )
         """The learners' modules (live: updates change them), for the EnvRunners."""
         self._trains = trains
+
+    def add_module(self, module_id: str, learner: Learner[Batch]) -> None:
+        """Train (or hold, an ``ActingLearner``) a new module ``module_id`` from now on."""
+        if module_id in self.learners:
+            raise ValueError(
+                f"module {module_id!r} already exists; modules: {_names(self.learners)}"
+            )
+        self.module.add_module(module_id, learner.module)
+        self.learners[module_id] = learner
+
+    def remove_module(self, module_id: str) -> Learner[Batch]:
+        """Stop training module ``module_id`` and forget it; return its learner."""
+        self.module.remove_module(module_id)
+        return self.learners.pop(module_id)
 
     def trains(self, module_id: str, batch: Batch | None = None) -> bool:
         """Tell whether updates train ``module_id`` on ``batch``."""

@@ -29,6 +29,8 @@ from ._multi_agent import (
     is_multi_agent as is_multi_agent,
     mapping_fn as mapping_fn,
     module_spaces as module_spaces,
+    module_spec as module_spec,
+    policy_specs as policy_specs,
     trains_module as trains_module,
 )
 from ._sections import section as section
@@ -74,11 +76,13 @@ __all__ = (
     "is_multi_agent",
     "mapping_fn",
     "module_spaces",
+    "module_spec",
     "number_above",
     "number_at_least",
     "number_in",
     "one_of",
     "optional",
+    "policy_specs",
     "section",
     "settings_markdown",
     "settings_rows",

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from hookbus.kernel import ConfigError
 
+from .._module_spec import MultiRLModuleSpec, RLModuleSpec
 from .._types import AgentID, ModuleID
 from ..envs import MultiAgentEnv, resolve_env
 from ..episodes import Episode, MultiAgentEpisode
@@ -25,6 +26,7 @@ __all__ = (
     "is_multi_agent",
     "mapping_fn",
     "module_spaces",
+    "module_spec",
     "policy_specs",
     "trains_module",
 )
@@ -37,10 +39,18 @@ DEFAULT_POLICY_ID = DEFAULT_MODULE_ID
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A policy's spaces, when its agents' spaces are not the env's to give (RLlib's name)."""
+    """A policy's spaces, when its agents' spaces are not the env's to give, and its own
+    learner settings (RLlib's name).
+
+    ``config`` overrides the config's settings for this policy's learner
+    (``PPOConfig.overrides(lr=1e-3)``); only the learner's settings take effect there.
+    ``policy_class`` is RLlib's old stack: hookbus refuses it (``RLModuleSpec`` acts).
+    """
 
     observation_space: Any = None
     action_space: Any = None
+    config: Mapping[str, Any] | None = None
+    policy_class: Any = None
 
 
 class MultiAgentSettings(Protocol):
@@ -61,10 +71,13 @@ class MultiAgentSettings(Protocol):
     @property
     def policies_to_train(self) -> Collection[str] | Callable[..., bool] | None: ...
 
+    @property
+    def rl_module_spec(self) -> RLModuleSpec | MultiRLModuleSpec | None: ...
+
 
 def is_multi_agent(config: MultiAgentSettings) -> bool:
     """Tell whether ``config`` trains multi-agent: policies set, or a MultiAgentEnv class."""
-    if config.policies is not None:
+    if config.policies is not None or isinstance(config.rl_module_spec, MultiRLModuleSpec):
         return True
     try:
         env = resolve_env(config.env)
@@ -74,8 +87,12 @@ def is_multi_agent(config: MultiAgentSettings) -> bool:
 
 
 def policy_specs(config: MultiAgentSettings) -> dict[str, PolicySpec]:
-    """Return the policies by id (``{"default_policy": PolicySpec()}`` when none are set)."""
+    """Return the policies by id (``{"default_policy": PolicySpec()}`` when none are set;
+    a ``MultiRLModuleSpec``'s module ids when it is set and ``policies`` is not)."""
     policies = config.policies
+    spec = config.rl_module_spec
+    if policies is None and isinstance(spec, MultiRLModuleSpec) and spec.rl_module_specs:
+        policies = list(spec.rl_module_specs)
     if policies is None:
         return {DEFAULT_MODULE_ID: PolicySpec()}
     if isinstance(policies, Mapping):
@@ -105,6 +122,9 @@ def check_multi_agent(config: MultiAgentSettings) -> None:
                     raise ConfigError(
                         f"policies[{pid!r}] must be None or a PolicySpec, got {spec!r}"
                     )
+                if spec is not None:
+                    _check_policy_spec(config, pid, spec)
+    _check_module_specs(config)
     fn = config.policy_mapping_fn
     if fn is not None and not callable(fn):
         raise ConfigError(f"policy_mapping_fn must be callable, got {fn!r}")
@@ -121,6 +141,53 @@ def check_multi_agent(config: MultiAgentSettings) -> None:
                     f"policies_to_train names {pid!r}, which is not a policy; policies: "
                     f"{', '.join(map(repr, known))}"
                 )
+
+
+def _check_policy_spec(config: MultiAgentSettings, pid: str, spec: PolicySpec) -> None:
+    if spec.policy_class is not None:
+        raise ConfigError(
+            f"policies[{pid!r}]: PolicySpec(policy_class=...) is RLlib's old API stack, "
+            f"which hookbus does not have; give the module with config.rl_module("
+            f"rl_module_spec=MultiRLModuleSpec(rl_module_specs={{{pid!r}: "
+            f"RLModuleSpec(module_class=...)}}))"
+        )
+    if spec.config is None:
+        return
+    if not isinstance(spec.config, Mapping):
+        raise ConfigError(
+            f"policies[{pid!r}]: PolicySpec(config=...) takes a dict of setting overrides "
+            f"(AlgorithmConfig.overrides(lr=...)), got {spec.config!r}"
+        )
+    overrides = getattr(type(config), "overrides", None)
+    if overrides is not None:
+        try:
+            overrides(**spec.config)
+        except KeyError as exc:
+            raise ConfigError(f"policies[{pid!r}]: PolicySpec(config=...): {exc.args[0]}") from None
+
+
+def _check_module_specs(config: MultiAgentSettings) -> None:
+    spec = config.rl_module_spec
+    if not isinstance(spec, MultiRLModuleSpec) or config.policies is None:
+        return
+    known = policy_specs(config)
+    for module_id in spec.rl_module_specs or {}:
+        if module_id not in known:
+            raise ConfigError(
+                f"rl_module_spec names module {module_id!r}, which is not a policy; "
+                f"policies: {', '.join(map(repr, known))}"
+            )
+
+
+def module_spec(config: MultiAgentSettings, module_id: str) -> RLModuleSpec | None:
+    """Return the ``RLModuleSpec`` that ``config.rl_module(rl_module_spec=...)`` gives
+    module ``module_id`` (None: none), its unset fields filled from a MultiRLModuleSpec's."""
+    spec = config.rl_module_spec
+    if isinstance(spec, MultiRLModuleSpec):
+        if module_id not in (spec.rl_module_specs or {}):
+            return None
+        return spec.spec_for(module_id)
+    return spec
 
 
 def mapping_fn(
@@ -148,16 +215,33 @@ def mapping_fn(
 def module_spaces(config: MultiAgentSettings, env: MultiAgentEnv) -> dict[str, tuple[Any, Any]]:
     """Return each policy's (observation space, action space).
 
-    A PolicySpec's spaces win; otherwise the spaces of the first of ``env.possible_agents``
-    that the mapping sends to the policy (asked with ``episode=None``, as RLlib does).
+    A PolicySpec's spaces win, then the policy's RLModuleSpec's; otherwise the spaces of
+    the first of ``env.possible_agents`` that the mapping sends to the policy (asked with
+    ``episode=None``, as RLlib does). A mapping that cannot answer without an episode
+    (self-play's ``hash(episode.id_)``) gives every policy the agents' spaces if all
+    agents have the same, as RLlib's do.
     """
-    mapped = mapping_fn(config)
     first_agent: dict[str, Any] = {}
-    for agent_id in env.possible_agents:
-        first_agent.setdefault(mapped(agent_id, None), agent_id)
+    shared = None
+    mapped = mapping_fn(config)
+    try:
+        for agent_id in env.possible_agents:
+            first_agent.setdefault(mapped(agent_id, None), agent_id)
+    except ConfigError:
+        raise
+    except Exception:
+        shared = _shared_spaces(env)
+        if shared is None:
+            raise
     spaces = {}
     for pid, spec in policy_specs(config).items():
         obs_space, act_space = spec.observation_space, spec.action_space
+        rl_spec = module_spec(config, pid)
+        if rl_spec is not None:
+            obs_space = obs_space or rl_spec.observation_space
+            act_space = act_space or rl_spec.action_space
+        if (obs_space is None or act_space is None) and shared is not None:
+            obs_space, act_space = obs_space or shared[0], act_space or shared[1]
         if obs_space is None or act_space is None:
             if pid not in first_agent:
                 raise ConfigError(
@@ -173,6 +257,20 @@ def module_spaces(config: MultiAgentSettings, env: MultiAgentEnv) -> dict[str, t
                 raise ConfigError(f"policy {pid!r}: {exc.args[0]}") from None
         spaces[pid] = (obs_space, act_space)
     return spaces
+
+
+def _shared_spaces(env: MultiAgentEnv) -> tuple[Any, Any] | None:
+    """Return the one (observation, action) space pair of all possible agents, if they
+    have one (None: they differ, some agent has none, or there are no agents)."""
+    pairs = []
+    for agent_id in env.possible_agents:
+        try:
+            pairs.append((env.get_observation_space(agent_id), env.get_action_space(agent_id)))
+        except KeyError:
+            return None
+    if not pairs or any(pair != pairs[0] for pair in pairs[1:]):
+        return None
+    return pairs[0]
 
 
 def trains_module(

@@ -32,6 +32,7 @@ import msgspec
 from hookbus.kernel import ConfigError
 
 from .._exploration import check_exploration_config
+from .._module_spec import MultiRLModuleSpec, RLModuleSpec
 from ..backends import check_backend
 from ..envs import VECTORIZE_MODES, check_env, resolve_registered_env, vectorize_mode
 from ._checks import (
@@ -255,6 +256,10 @@ _env_check = Rule("a registered gymnasium id, an Env subclass or a creator", _en
 _backend_check = Rule("a backend name, its extra installed", lambda _, v: check_backend(v))
 _model_check = Rule(f"a dict of {', '.join(MODEL_KEYS)}", _model)
 _learner_class_check = Rule("None or a learner class", _learner_class)
+_module_spec_check = Check(
+    "None, an RLModuleSpec or a MultiRLModuleSpec",
+    lambda v: v is None or isinstance(v, RLModuleSpec | MultiRLModuleSpec),
+)
 _exploration_check = Rule("None, or a known exploration 'type' and its settings", _exploration)
 
 
@@ -441,6 +446,14 @@ class RLModuleSettings(Settings, frozen=True):
             _model_check,
         ),
     ] = {}
+    rl_module_spec: Annotated[
+        Any,
+        Setting(
+            "RLModuleSpec(...), or MultiRLModuleSpec(rl_module_specs={id: RLModuleSpec}) "
+            "for several modules (docs/multi_agent.md)",
+            _module_spec_check,
+        ),
+    ] = None
 
 
 class DebuggingSettings(Settings, frozen=True):

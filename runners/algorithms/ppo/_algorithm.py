@@ -6,8 +6,9 @@ the package: an Algorithm class's module imports Ray Tune when it is installed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -17,11 +18,20 @@ from numpy.typing import NDArray
 from hookbus.events._public import publish_names
 from hookbus.kernel import ConfigError
 
+from ..._module_spec import RLModuleSpec, module_kind
 from ...algorithm import Algorithm, Learner, LearnerSettings, Spaces
-from ...config import DEFAULT_MODULE_ID, effective_model_config, trains_module
+from ...config import (
+    DEFAULT_MODULE_ID,
+    AlgorithmConfig,
+    effective_model_config,
+    module_spec,
+    policy_specs,
+    trains_module,
+)
 from ...episodes import Episode, MultiAgentEpisode
-from .._multi_module import MultiAgentLearner
+from .._multi_module import ActingLearner, MultiAgentLearner
 from ._learner import PPOLearner, Trajectory
+from ._module import PPOModule
 
 __all__ = ("PPO",)
 
@@ -97,34 +107,104 @@ class PPO(Algorithm):
     def build_learner(
         self, observation_space: gym.Space[Any], action_space: gym.Space[Any]
     ) -> PPOLearner:
-        """Build the PPOLearner from the config's training settings."""
+        """Build the PPOLearner from the config's training settings (and the model_config
+        of ``rl_module(rl_module_spec=RLModuleSpec(...))``, if it has one)."""
+        config, spec = self.config, self.config.rl_module_spec
+        if isinstance(spec, RLModuleSpec):
+            if module_kind(spec, PPOModule) == "class":
+                raise ConfigError(
+                    f"rl_module_spec's module class {spec.module_class.__qualname__} "  # type: ignore[union-attr]
+                    f"cannot be trained by PPO's learner, which trains its own module; a "
+                    f"module class of your own acts for a policy that is not trained "
+                    f"(docs/multi_agent.md)"
+                )
+            if spec.model_config:
+                config = config.copy(copy_frozen=False)
+                config.rl_module(model_config={**config.model_config, **spec.model_config})
+        settings = self.learner_settings()
+        model = effective_model_config(config.model, config.model_config)
+        settings["model_hiddens"] = model.fcnet_hiddens
+        settings["model_activation"] = model.fcnet_activation
         return self._ppo_learner(
-            EpisodePPOLearner, observation_space, action_space, self.learner_settings()
+            EpisodePPOLearner, observation_space, action_space, settings, config
         )
 
     def build_multi_agent_learner(self, spaces: Spaces) -> MultiAgentLearner:
-        """Build a PPO learner per module id in ``spaces``, with ``build_learner``'s settings.
+        """Build a learner per module id in ``spaces``, with ``build_learner``'s settings.
 
         Module k (in the order of ``spaces``) is seeded ``seed + k``; ``policies_to_train``
         decides which modules an update trains. Each module's update uses minibatches of
         ``min(minibatch_size, rows)`` rows, so a module with little data still trains.
+        A module's ``RLModuleSpec`` (``config.rl_module(rl_module_spec=...)``) and its
+        ``PolicySpec(config=...)`` overrides shape it (``build_module_learner``).
         """
-        shared = self.learner_settings()
+        config = self.config
+        policies = policy_specs(config)
 
         def make(
             module_id: str, obs_space: gym.Space[Any], act_space: gym.Space[Any], seed: int
         ) -> Learner[Sequence[Episode]]:
-            settings = shared.copy()
-            settings["seed"] = seed
-            try:
-                return self._ppo_learner(ModulePPOLearner, obs_space, act_space, settings)
-            except ConfigError as exc:  # e.g. an agent's action space PPO does not take
-                raise ConfigError(f"policy {module_id!r}: {exc}") from exc
+            spec = module_spec(config, module_id) or RLModuleSpec()
+            spec = dataclasses.replace(spec, observation_space=obs_space, action_space=act_space)
+            overrides = policies[module_id].config if module_id in policies else None
+            learner = self.build_module_learner(
+                module_id, spec, seed=seed, config_overrides=overrides
+            )
+            if isinstance(learner, ActingLearner) and trains_module(config, module_id):
+                raise ConfigError(
+                    f"policy {module_id!r}: its module class "
+                    f"{type(learner.module).__qualname__} acts and is never trained; leave "
+                    f"it out of policies_to_train (multi_agent(policies_to_train=[...]))"
+                )
+            return learner
 
-        config = self.config
         return MultiAgentLearner(
-            spaces, make, seed=shared["seed"], trains=functools.partial(trains_module, config)
+            spaces,
+            make,
+            seed=self.learner_settings()["seed"],
+            trains=functools.partial(trains_module, config),
         )
+
+    def build_module_learner(
+        self,
+        module_id: str,
+        spec: RLModuleSpec,
+        *,
+        seed: int,
+        config_overrides: Mapping[str, Any] | None = None,
+    ) -> Learner[Sequence[Episode]]:
+        """Return the learner of module ``module_id``, built from ``spec`` (spaces set).
+
+        A spec of PPO's own module (``module_class`` None or ``PPOModule``) gets a PPO
+        learner: the config's training settings with ``config_overrides`` applied
+        (``PolicySpec(config=PPOConfig.overrides(lr=...))``) and the spec's
+        ``model_config`` over the config's. A class of the user's own gets an
+        ``ActingLearner``: it acts, and is never trained.
+        """
+        if spec.observation_space is None or spec.action_space is None:
+            raise ConfigError(f"policy {module_id!r}: its RLModuleSpec has no spaces")
+        try:
+            if module_kind(spec, PPOModule) == "class":
+                return ActingLearner(module_id, spec.build())
+            config = self.config
+            if config_overrides or spec.model_config:
+                config = config.copy(copy_frozen=False).update_from_dict(
+                    dict(config_overrides or {}), where=f"policy {module_id!r}'s overrides"
+                )
+                config.rl_module(model_config={**config.model_config, **(spec.model_config or {})})
+            model = effective_model_config(config.model, config.model_config)
+            settings: LearnerSettings = {
+                "lr": config.lr,
+                "gamma": config.gamma,
+                "model_hiddens": model.fcnet_hiddens,
+                "model_activation": model.fcnet_activation,
+                "seed": seed,
+            }
+            return self._ppo_learner(
+                ModulePPOLearner, spec.observation_space, spec.action_space, settings, config
+            )
+        except ConfigError as exc:  # e.g. an agent's action space PPO does not take
+            raise ConfigError(f"policy {module_id!r}: {exc}") from exc
 
     def _ppo_learner(
         self,
@@ -132,8 +212,9 @@ class PPO(Algorithm):
         obs_space: gym.Space[Any],
         act_space: gym.Space[Any],
         common: LearnerSettings,
+        config: AlgorithmConfig[Any] | None = None,
     ) -> EpisodePPOLearner:
-        config = self.config
+        config = self.config if config is None else config
         model = effective_model_config(config.model, config.model_config)
         try:
             learner = cls(

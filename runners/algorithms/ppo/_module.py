@@ -47,6 +47,15 @@ class PPOModule:
         hiddens = hidden_sizes(model_hiddens)
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.obs_dim = obs_dim
+        # RLlib's RLModule attributes: RLModuleSpec.from_module(module) reads them.
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.inference_only = False
+        self.model_config = {
+            "fcnet_hiddens": list(hiddens),
+            "fcnet_activation": model_activation,
+            "vf_share_layers": vf_share_layers,
+        }
         self.dist = make_distribution(action_space)
         self.dtype = np.dtype(dtype)
         self.vf_share_layers = vf_share_layers
