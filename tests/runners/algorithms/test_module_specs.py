@@ -169,3 +169,35 @@ def test_an_old_stack_policy_class_names_rlmodulespec() -> None:
     )
     with pytest.raises(ConfigError, match=r"old API stack.*RLModuleSpec\(module_class=...\)"):
         config.validate()
+
+
+def test_a_policys_config_overrides_its_learners_settings() -> None:
+    tiny = PPOConfig.overrides(lr=1e-12, num_epochs=1)
+    config = game(
+        RLModuleSpec(),
+        policies={"main": PolicySpec(), "opponent": PolicySpec(config=tiny)},
+        policies_to_train=None,
+    )
+    with config.build() as algo:
+        learners = algo.learner.learners
+        assert (learners["main"].lr, learners["opponent"].lr) == (config.lr, 1e-12)
+        assert (learners["main"].num_epochs, learners["opponent"].num_epochs) == (2, 1)
+        before = algo.get_weights()
+        result = algo.train()
+        after = algo.get_weights()
+    assert {"main", "opponent"} <= set(result["learners"])
+
+    def moved(module_id: str) -> float:
+        return max(
+            float(np.abs(after[module_id][k] - v).max()) for k, v in before[module_id].items()
+        )
+
+    assert moved("opponent") < 1e-6 < moved("main")
+
+
+def test_a_policys_overrides_name_settings_of_the_config() -> None:
+    config = game(
+        RLModuleSpec(), policies={"main": PolicySpec(), "opponent": PolicySpec(config={"lrr": 1})}
+    )
+    with pytest.raises(ConfigError, match=r"policies\['opponent'\].*Invalid property name lrr"):
+        config.validate()
