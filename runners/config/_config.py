@@ -19,6 +19,7 @@ from .._errors import refuse_while_loading_main
 from ..envs import resolve_registered_env
 from ._multi_agent import check_multi_agent, is_multi_agent
 from ._placement import PlacementCalls
+from ._rllib_attributes import RLlibAttributes
 from ._sections import ConfigSections
 from ._settings import (
     EnvRunnersSettings,
@@ -40,7 +41,7 @@ _NOT_OVERRIDABLE = {
 }
 
 
-class AlgorithmConfig(ConfigSections, PlacementCalls, Generic[AlgorithmT]):
+class AlgorithmConfig(RLlibAttributes, ConfigSections, PlacementCalls, Generic[AlgorithmT]):
     """Collect an Algorithm's settings with chained calls, then ``build()`` it.
 
     Each method takes its section's settings as typed keywords (``training(lr=1e-3)``), with

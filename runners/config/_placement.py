@@ -13,6 +13,8 @@ from typing import Any, Self
 
 from hookbus.kernel import ConfigError
 
+from ._suggest import suggests_keywords
+
 __all__ = ("PlacementCalls",)
 
 _ONE_LEARNER = "hookbus trains with one numpy learner in the driver's process, on its CPU"
@@ -31,6 +33,7 @@ class PlacementCalls:
         value: int = self.train_batch_size  # type: ignore[attr-defined]
         return value
 
+    @suggests_keywords
     def learners(
         self,
         *,
@@ -85,6 +88,7 @@ class PlacementCalls:
             self.training(learner_class=learner_class)  # type: ignore[attr-defined]
         return self
 
+    @suggests_keywords
     def resources(
         self,
         *,
@@ -105,6 +109,7 @@ class PlacementCalls:
             )
         return self
 
+    @suggests_keywords
     def checkpointing(
         self,
         export_native_model_files: bool | None = None,

@@ -11,7 +11,6 @@ attribute (``config.lr``), derived from the structs when a config class is defin
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import inspect
 import types
@@ -38,6 +37,7 @@ from ._settings import (
     TrainingSettings,
     setting_infos,
 )
+from ._suggest import did_you_mean, keyword_hint
 
 __all__ = ("ConfigSections", "convert_section", "section")
 
@@ -93,8 +93,7 @@ def _builder(name: str, struct: type[Settings]) -> Callable[..., Any]:
         kwargs = _renamed(name, struct, kwargs)
         for key in kwargs:
             if key not in struct.__struct_fields__:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = keyword_hint(key, name, names, self._section_of)
                 raise TypeError(f"{name}() got an unexpected keyword argument {key!r}{hint}")
         return self._set(name, {k: v for k, v in kwargs.items() if v is not NOT_SET})
 
@@ -255,9 +254,7 @@ class ConfigSections:
             return name, setting
         if key in self._section_of:
             return self._section_of[key], key
-        allowed = [*self.sections, *self._section_of]
-        close = difflib.get_close_matches(key, allowed, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(key, [*self.sections, *self._section_of])
         prefix = f"{where}: " if where else ""
         raise ConfigError(
             f"{prefix}unknown setting {key!r}{hint}; a section ({', '.join(self.sections)}) "
@@ -314,8 +311,7 @@ def convert_section(
     allowed = struct.__struct_fields__
     for key in values:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(str(key), allowed)
             raise ConfigError(
                 f"{prefix}unknown {name}() setting {key!r}{hint}; allowed: {', '.join(allowed)}"
             )

@@ -4,7 +4,8 @@ RLlib's message (rllib/utils/deprecation.py): "`old` has been deprecated. Use `n
 This will raise an error in the future!"; checked names: rllib/env/env_runner_group.py
 (foreach_worker, healthy_worker_ids, num_remote_workers), rllib/algorithms/algorithm.py
 (workers, evaluation_workers), rllib/algorithms/algorithm_config.py (rollouts(),
-evaluation_num_workers, num_rollout_workers, num_envs_per_worker).
+evaluation_num_workers, num_rollout_workers, num_envs_per_worker: as keywords and as
+attributes).
 """
 
 from __future__ import annotations
@@ -63,6 +64,28 @@ def test_the_configs_old_names_set_the_new_settings() -> None:
     with pytest.warns(DeprecationWarning, match=new):
         config.evaluation(evaluation_num_workers=1)
     assert config.evaluation_num_env_runners == 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("evaluation_num_workers", "evaluation_num_env_runners"),
+        ("num_rollout_workers", "num_env_runners"),
+        ("num_envs_per_worker", "num_envs_per_env_runner"),
+    ],
+)
+def test_the_configs_old_attributes_read_and_set_the_new_settings(old: str, new: str) -> None:
+    # RLlib 2.40 keeps these as deprecated properties (2.60 raises instead).
+    config = PPOConfig()
+    setattr(config, new, 2)
+    message = says(f"AlgorithmConfig.{old}", f"AlgorithmConfig.{new}")
+    with pytest.warns(DeprecationWarning, match=message) as record:
+        assert getattr(config, old) == 2
+    assert record[0].filename == __file__  # the user's line, not hookbus's
+    with pytest.warns(DeprecationWarning, match=message) as record:
+        setattr(config, old, 3)
+    assert record[0].filename == __file__
+    assert getattr(config, new) == 3
 
 
 def test_a_misspelled_old_name_is_still_an_unknown_keyword() -> None:

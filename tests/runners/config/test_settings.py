@@ -45,7 +45,8 @@ def test_every_setting_derives_from_its_one_declaration(
         assert parameter.default is NOT_SET
         assert typing.get_type_hints(method)[info.name] == info.type
         # The attribute, with the declared default; to_dict by section.
-        if info.name != "rollout_fragment_length":  # a derived property ("auto")
+        # Derived properties: "auto" fragments, and is_atari decided as RLlib's when unset.
+        if info.name not in ("rollout_fragment_length", "is_atari"):
             assert getattr(config, info.name) == info.default, info.name
         assert data[info.section][info.name] == info.default
         # The name in a config file, --set and params.json: "section.name" and the bare name.
