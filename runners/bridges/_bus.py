@@ -116,7 +116,9 @@ class SyncBus:
     ``callbacks`` are what ``Bus`` takes (framework callbacks already wrapped as
     ``ForeignCallback``); ``bus_options`` the Bus's keywords. ``record`` (a path) adds a
     ``Recorder``; ``collect=True`` a ``Collector`` instead, for events recorded elsewhere.
-    ``backend`` is the event loop an async handler runs on.
+    ``backend`` is the event loop an async handler runs on. ``acts_on`` names the
+    ``Control`` requests the framework's bridge acts on (SB3's ``stop_training``): only a
+    Control asking for something else is logged as ignored.
     """
 
     def __init__(
@@ -128,6 +130,7 @@ class SyncBus:
         backend: str = "asyncio",
         record: str | os.PathLike[str] | None = None,
         collect: bool = False,
+        acts_on: Iterable[str] = (),
     ) -> None:
         check_backend(backend)
         self.recorder = Recorder(record) if record is not None else None
@@ -138,6 +141,7 @@ class SyncBus:
         self._backend = backend
         self._loop: LoopThread | None = None
         self._warned_control = False
+        self._acts_on = frozenset(acts_on)
 
     @property
     def source(self) -> str:
@@ -152,11 +156,15 @@ class SyncBus:
         """Return the live dispatcher of ``event_type``: build no event if ``call`` is None."""
         return self.publisher.dispatcher(event_type)
 
-    def publish(self, event_type: type[BaseEvent], live: Mapping[str, Any], **fields: Any) -> None:
-        """Build ``event_type(**fields)`` if anyone listens and run its chain; return after."""
+    def publish(
+        self, event_type: type[BaseEvent], live: Mapping[str, Any], **fields: Any
+    ) -> Control | None:
+        """Build ``event_type(**fields)`` if anyone listens and run its chain; return after,
+        with the chain's Control (None if no handler asked for anything)."""
         dispatcher = self.publisher.dispatcher(event_type)
         if dispatcher.call is not None:
-            self.run(dispatcher, event_type, live, fields)
+            return self.run(dispatcher, event_type, live, fields)
+        return None
 
     def run(
         self,
@@ -164,9 +172,13 @@ class SyncBus:
         event_type: type[BaseEvent],
         live: Mapping[str, Any],
         fields: Mapping[str, Any],
-    ) -> None:
-        """Number and build the event, then run ``dispatcher``'s (non-empty) chain on it."""
-        publisher = self.publisher
+        publisher: Publisher | None = None,
+    ) -> Control | None:
+        """Number and build the event, then run ``dispatcher``'s (non-empty) chain on it;
+        return the chain's Control. ``publisher`` (default: this bus's own) numbers it
+        under its source: another ``Publisher`` of ``self.bus``, for a second source."""
+        if publisher is None:
+            publisher = self.publisher
         event = event_type(source=publisher.source, seq=publisher.next_seq(), **fields)
         call = dispatcher.call
         assert call is not None
@@ -174,8 +186,9 @@ class SyncBus:
             control = self._loop_thread().call(_Call(call, event, live))
         else:
             control = call(event, **live)
-        if control is not None:
+        if control is not None and not self._acts_on.issuperset(control.requested):
             self._ignore(control, dispatcher.hook)
+        return control
 
     def close(self) -> None:
         """Close the bus (its callbacks and recorder) and stop the event loop, if started."""
