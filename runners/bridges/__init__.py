@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-__all__ = ("rllib_callbacks",)
+__all__ = ("rllib_callbacks", "sb3_callback")
 
 if TYPE_CHECKING:
     from ._rllib import rllib_callbacks as rllib_callbacks
+    from ._sb3 import sb3_callback as sb3_callback
 else:
     __getattr__ = on_first_use(
         __name__,
         {
             "rllib_callbacks": ("._rllib", "rllib_callbacks"),
+            "sb3_callback": ("._sb3", "sb3_callback"),
         },
     )
