@@ -96,7 +96,7 @@ def rllib_callbacks(
         ) -> None:
             bridge = self._driver()
             live = {"algorithm": algorithm, "metrics_logger": metrics_logger}
-            bridge.bus.publish(AlgorithmInit, live, algorithm=type(algorithm).__name__)
+            bridge.publish(AlgorithmInit, live, algorithm=type(algorithm).__name__)
 
         def on_train_result(
             self, *, algorithm: Any, metrics_logger: Any = None, result: Any = None, **kw: Any
@@ -118,7 +118,7 @@ def rllib_callbacks(
         ) -> None:
             live = {"algorithm": algorithm, "metrics_logger": metrics_logger}
             iteration = _iteration(algorithm, None)
-            self._driver().bus.publish(EvaluateStart, live, training_iteration=iteration)
+            self._driver().publish(EvaluateStart, live, training_iteration=iteration)
 
         def on_evaluate_end(
             self,
@@ -146,7 +146,7 @@ def rllib_callbacks(
 
         def on_checkpoint_loaded(self, *, algorithm: Any, **kw: Any) -> None:
             live = {"algorithm": algorithm, "metrics_logger": getattr(algorithm, "metrics", None)}
-            self._driver().bus.publish(CheckpointLoaded, live)
+            self._driver().publish(CheckpointLoaded, live)
 
         def on_env_runners_recreated(
             self,
@@ -167,7 +167,7 @@ def rllib_callbacks(
                 "env_runner_indices": [int(i) for i in env_runner_indices],
                 "is_evaluation": bool(is_evaluation),
             }
-            self._driver().bus.publish(EnvRunnersRecreated, live, **fields)
+            self._driver().publish(EnvRunnersRecreated, live, **fields)
 
         # --- an EnvRunner's hooks -------------------------------------------------------
 
@@ -343,8 +343,14 @@ class _Bridge:
             for event in events:
                 recorder.record(event=event)
 
+    def publish(self, event_type: type[BaseEvent], live: Mapping[str, Any], **fields: Any) -> None:
+        """Publish one of the driver's events, and write it at once if recording (they are
+        few, and a run may end at any of them: RLlib's ``stop()`` calls no callback)."""
+        self.bus.publish(event_type, live, **fields)
+        self.flush()
+
     def flush(self) -> None:
-        """Write what the recorder holds (the driver, after each iteration)."""
+        """Write what the recorder holds (the driver, after each of its events)."""
         if self.bus.recorder is not None:
             self.bus.recorder.flush()
 
