@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -23,7 +24,7 @@ from ..envs import (
     multi_agent_pipeline,
     vectorize_mode,
 )
-from ..episodes import Episode, MultiAgentEpisode, reset_agents, step_agents
+from ..episodes import ALL_AGENTS, Episode, MultiAgentEpisode, reset_agents, step_agents
 from ._env_runner import INPUT_ENV_SINGLE_SPACES, INPUT_ENV_SPACES, EnvRunner
 from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
 __all__ = ("MultiAgentEnvRunner", "MultiAgentSteps", "MultiAgentVectorEnv", "env_runner_class")
+
+logger = logging.getLogger("hookbus")
 
 # EpisodeStep's own default reward (the object): a multi-agent step leaves the single-agent
 # fields at their defaults, and msgspec leaves a float out of the encoding (omit_defaults)
@@ -43,21 +46,22 @@ class MultiAgentVectorEnv:
     """Hold ``num_envs`` MultiAgentEnvs, stepped one by one (``envs[i].unwrapped`` is one).
 
     Exceptions of a sub-env's ``step()`` and ``reset()`` are marked as the env's
-    (``is_env_failure``), as the single-agent vector env's are.
+    (``is_env_failure``), as the single-agent vector env's are. With ``restart``
+    (``restart_failed_sub_environments``) a sub-env that raises is made anew in place, as
+    a single-agent one is: a ``step()`` that raised ends its episode truncated, each agent
+    that acted keeping its last observation with reward 0 and ``info["env_step_failure"]``
+    naming the error; a ``reset()`` that raised is tried again on a new sub-env. More than
+    ``tolerance`` failures of one sub-env in a row (no step succeeding in between) raise
+    the last one: the env is broken, not flaky, and its runner fails as a whole.
     """
 
-    def __init__(self, makers: list[Callable[[], Any]]) -> None:
-        self.envs: list[MultiAgentEnv] = []
-        for make in makers:
-            env = make()
-            if not isinstance(env.unwrapped, MultiAgentEnv):
-                env.close()
-                raise ConfigError(
-                    f"config.multi_agent() needs a MultiAgentEnv, but the env made a "
-                    f"{type(env.unwrapped).__name__}; wrap a single-agent env with "
-                    f"make_multi_agent() (docs/multi_agent.md)"
-                )
-            self.envs.append(env)
+    def __init__(
+        self, makers: list[Callable[[], Any]], *, restart: bool = False, tolerance: int = 100
+    ) -> None:
+        self._makers = makers
+        self._restart, self._tolerance = restart, tolerance
+        self._failures_in_a_row = [0] * len(makers)
+        self.envs: list[MultiAgentEnv] = [_made(make) for make in makers]
         self.num_envs = len(self.envs)
 
     @property
@@ -72,12 +76,14 @@ class MultiAgentVectorEnv:
 
     def reset(self, i: int, seed: int | None = None) -> tuple[dict[Any, Any], dict[Any, Any]]:
         """Reset sub-env ``i``; return its observations and infos by agent id."""
-        try:
-            observations, infos = self.envs[i].reset(seed=seed)
-        except Exception as exc:
-            mark_env_failure(exc, "reset()")
-            raise
-        return observations, infos
+        while True:  # until a reset works or _recreate gives up (raises)
+            try:
+                observations, infos = self.envs[i].reset(seed=seed)
+            except Exception as exc:
+                mark_env_failure(exc, "reset()")
+                self._recreate(i, exc, "reset()")
+                continue
+            return observations, infos
 
     def step(self, i: int, actions: dict[Any, Any]) -> tuple[dict[Any, Any], ...]:
         """Step sub-env ``i`` with ``actions`` by agent id; return its five dicts."""
@@ -85,13 +91,56 @@ class MultiAgentVectorEnv:
             result: tuple[dict[Any, Any], ...] = self.envs[i].step(actions)
         except Exception as exc:
             mark_env_failure(exc, "step()")
-            raise
+            self._recreate(i, exc, "step()")
+            # No observation and "__all__" truncated: each agent that acted closes its
+            # step with its last observation (MultiAgentEpisode), the failure in its info.
+            failure = {agent_id: {"env_step_failure": repr(exc)} for agent_id in actions}
+            return {}, {}, {ALL_AGENTS: False}, {ALL_AGENTS: True}, failure
+        self._failures_in_a_row[i] = 0
         return result
+
+    def _recreate(self, i: int, exc: Exception, call: str) -> None:
+        """Make sub-env ``i`` anew after ``exc`` (raise it unless restarts are on and
+        within the tolerance)."""
+        if not self._restart:
+            raise exc
+        self._failures_in_a_row[i] += 1
+        if self._failures_in_a_row[i] > self._tolerance:
+            exc.add_note(
+                f"hookbus: this sub-env failed {self._failures_in_a_row[i]} times in a row, "
+                f"more than config.fault_tolerance(num_consecutive_env_runner_failures_"
+                f"tolerance={self._tolerance}) allows under restart_failed_sub_environments"
+            )
+            raise exc
+        logger.warning(
+            "hookbus: a sub-env's %s raised %r; making it anew (restart_failed_sub_environments)",
+            call,
+            exc,
+        )
+        try:
+            self.envs[i].close()
+        except Exception:  # a broken env may fail to close too; the new one matters
+            pass
+        self.envs[i] = _made(self._makers[i])
 
     def close(self) -> None:
         """Close every sub-env."""
         for env in self.envs:
             env.close()
+
+
+def _made(make: Callable[[], Any]) -> MultiAgentEnv:
+    """Return ``make()``'s env, refused with a ConfigError unless a MultiAgentEnv."""
+    env = make()
+    if not isinstance(env.unwrapped, MultiAgentEnv):
+        env.close()
+        raise ConfigError(
+            f"config.multi_agent() needs a MultiAgentEnv, but the env made a "
+            f"{type(env.unwrapped).__name__}; wrap a single-agent env with "
+            f"make_multi_agent() (docs/multi_agent.md)"
+        )
+    made: MultiAgentEnv = env  # the env or a wrapper of it, as the list holds them
+    return made
 
 
 class MultiAgentSteps:
@@ -110,11 +159,6 @@ class MultiAgentSteps:
     def __init__(
         self, config: AlgorithmConfig[Any], env_context: EnvContext, *, seed: int | None
     ) -> None:
-        if config.restart_failed_sub_environments:
-            raise ConfigError(
-                "restart_failed_sub_environments is not supported with multi-agent envs yet; "
-                "leave it False (restart_failed_env_runners restarts whole runners)"
-            )
         if vectorize_mode(config.gym_env_vectorize_mode) != "SYNC":
             raise ConfigError(
                 f"gym_env_vectorize_mode={config.gym_env_vectorize_mode!r} is not supported "
@@ -126,7 +170,11 @@ class MultiAgentSteps:
             for i in range(config.num_envs_per_env_runner)
         ]
         self._mapping = mapping_fn(config)
-        self.env = MultiAgentVectorEnv(makers)
+        self.env = MultiAgentVectorEnv(
+            makers,
+            restart=config.restart_failed_sub_environments,
+            tolerance=config.num_consecutive_env_runner_failures_tolerance,
+        )
         first: Any = self.env.envs[0].unwrapped
         self.to_module: MultiAgentEnvToModule | None
         """The env-to-module pipeline; None (Box agents, no connector) costs nothing."""

@@ -124,12 +124,14 @@ def test_curriculum_learning_moves_to_harder_maps(
     assert "Switching task/map on all EnvRunners to #1" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("agents", [[], ["--num-agents", "2"]], ids=["one-agent", "two-agents"])
 def test_crashing_and_stalling_env_trains_through_restarts(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    agents: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_script(
         "crashing_and_stalling_env.py",
         "--no-tune",
+        *agents,
         # A failed sub-env restarts in place (the script's fast mode): a whole runner's
         # restart waits delay_between_env_runner_restarts_s (RLlib's 60 s) first.
         "--restart-failed-envs",
