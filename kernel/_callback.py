@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import sys
 import warnings
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, ClassVar
@@ -132,8 +133,12 @@ def warn_stray_hooks(callback: object) -> None:
             where = _definition(type(callback), name)
             if where is None:  # no source to point at: the user's call that added it
                 warnings.warn(message, HookbusWarning, stacklevel=user_stacklevel())
-            else:
-                warnings.warn_explicit(message, HookbusWarning, *where)
+                continue
+            # The class's module's registry, as warnings.warn keeps one per module: a class
+            # added twice (config.callbacks(), then build()) warns once.
+            module = sys.modules.get(where[2])
+            registry = vars(module).setdefault("__warningregistry__", {}) if module else None
+            warnings.warn_explicit(message, HookbusWarning, *where, registry=registry)
 
 
 def _definition(cls: type, name: str) -> tuple[str, int, str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import anyio
@@ -277,6 +278,11 @@ def test_a_misspelt_hooks_warning_points_at_the_method_not_the_call() -> None:
     (warning,) = record.list
     assert warning.filename == __file__
     assert warning.lineno == Typo.on_episode_ends.__code__.co_firstlineno
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("default")  # Python's default: once per location
+        add(Typo)
+        add(Typo)  # the same class again (config.callbacks(), then build()): no repeat
+    assert len(shown) == 1
 
 
 async def test_publishing_something_that_is_not_an_event_is_refused() -> None:
