@@ -15,6 +15,8 @@ from time import perf_counter
 from types import TracebackType
 from typing import Any, Literal, overload
 
+import numpy as np
+
 from ._keys import Key, Path, as_path, nest, walk
 from ._rllib_names import RLlibNames
 from ._snapshot import SNAPSHOT_VERSION, check_version, checked, columns
@@ -69,8 +71,11 @@ class MetricsLogger(RLlibNames):
         ``reduce`` is one of "mean" (over ``window`` values, else an EMA with ``ema_coeff``,
         default 0.01), "ema", "min", "max", "sum", "lifetime_sum", "item", "item_series",
         "percentiles" or None (a list of items). ``clear_on_reduce`` empties the key at each
-        ``reduce()``; ``with_throughput`` (sums) also tracks units per second.
+        ``reduce()``; ``with_throughput`` (sums) also tracks units per second. A numpy
+        bool counts as a Python bool, 0 or 1 (RLlib's self-play example logs one).
         """
+        if isinstance(value, np.bool_):  # numpy's bools add as "or": True + True is True
+            value = bool(value)
         try:
             stats = self._index[key]
         except (KeyError, TypeError):

@@ -206,3 +206,13 @@ def test_items_lists_paths_and_stats(logger: MetricsLogger) -> None:
     logger.log_value("c", 1.0)
     assert [path for path, _ in logger.items()] == [("a", "b"), ("c",)]
     assert repr(logger) == "<MetricsLogger with 2 keys>"
+
+
+def test_numpy_bools_count_as_zero_and_one() -> None:
+    # RLlib's self-play callback logs `rewards[agent][-1] == 1.0`, a numpy bool.
+    logger = MetricsLogger()
+    for won in np.array([1.0, 1.0, -1.0, 1.0]) == 1.0:
+        logger.log_value("win_rate", won, reduce="mean", window=100)
+        logger.log_value("wins", won, reduce="sum")
+    assert logger.peek("win_rate") == 0.75
+    assert logger.peek("wins") == 3
