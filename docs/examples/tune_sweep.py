@@ -57,11 +57,11 @@ if __name__ == "__main__":
     for result in results:
         runners = result.metrics["env_runners"]
         print(
-            f"lr={result.config['training']['lr']:g}: return "
+            f"lr={result.config['lr']:g}: return "
             f"{runners['episode_return_mean']:.1f}, my_episode_len {runners['my_episode_len']:.1f}"
         )
     # The checkpoint is hookbus's; the config holds code (a callback), so pass it back.
     restored_config = PPO.get_default_config().update_from_dict(best.config)
-    with PPO.from_checkpoint(best.checkpoint.path, config=restored_config) as algo:
+    with PPO.from_checkpoint(best.checkpoint, config=restored_config) as algo:
         print(f"best lr={algo.config.lr:g}, restored at iteration {algo.training_iteration}")
     ray.shutdown()

@@ -62,6 +62,7 @@ from ._setup import Setup
 from ._state import build_restored
 from ._structure import check_structure
 from ._training import Trainer
+from ._tune import TuneCheckpoint
 
 __all__ = ("Algorithm",)
 
@@ -439,19 +440,23 @@ class Algorithm(_TrainableOrObject):
         saved: Path = self._blocking("save_to_path", "asave_to_path", self.asave_to_path, path)
         return saved
 
-    async def arestore_from_path(self, path: str | os.PathLike[str]) -> None:
+    async def arestore_from_path(self, path: str | os.PathLike[str] | TuneCheckpoint) -> None:
         """Load a state written by ``save_to_path``; publish ``on_checkpoint_loaded``.
+
+        ``path`` is the checkpoint's folder or, as in RLlib, Ray Tune's ``Checkpoint``
+        (``result.checkpoint``; a remote one is copied to a temporary folder first).
 
         All or nothing: the checkpoint is verified (checksum) and checked against this
         Algorithm (sections, the learner's shapes, metrics, extra state) before anything
         changes, and a part that still fails to load rolls the others back. Any failure is
         a ConfigError naming the file; the Algorithm is then as it was.
         """
-        await self._checkpoints.arestore(path)
+        await self._checkpoints.arestore(await _tune.acheckpoint_folder(path, "restore_from_path"))
 
-    def restore_from_path(self, path: str | os.PathLike[str]) -> None:
+    def restore_from_path(self, path: str | os.PathLike[str] | TuneCheckpoint) -> None:
         """Load a checkpoint (sync twin of ``arestore_from_path()``)."""
-        self._blocking("restore_from_path", "arestore_from_path", self.arestore_from_path, path)
+        folder = _tune.checkpoint_folder(path, "restore_from_path")
+        self._blocking("restore_from_path", "arestore_from_path", self.arestore_from_path, folder)
 
     def save(self, checkpoint_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
         """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default).
@@ -467,7 +472,8 @@ class Algorithm(_TrainableOrObject):
         return self.save_to_path(checkpoint_dir)
 
     def restore(self, checkpoint_path: Any, **kwargs: Any) -> None:
-        """Load a checkpoint (RLlib's name for ``restore_from_path()``; Tune's in a trial)."""
+        """Load a checkpoint: a folder or Tune's ``Checkpoint`` (RLlib's name for
+        ``restore_from_path()``; Tune's in a trial)."""
         if self._tune_trial:
             _tune.tune_method(self, "restore", checkpoint_path, **kwargs)
             return
@@ -478,7 +484,7 @@ class Algorithm(_TrainableOrObject):
     @classmethod
     def from_checkpoint(
         cls,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | TuneCheckpoint,
         config: AlgorithmConfig[Any] | None = None,
         *,
         env: EnvSpec | None = None,
@@ -491,9 +497,10 @@ class Algorithm(_TrainableOrObject):
         checkpoint is data and its stored env is resolved only if that imports nothing (a
         name given to ``register_env``, a gymnasium id); a ``module:Name`` or
         ``file.py:Name`` is refused unless ``env`` or ``config`` is given. A checkpoint
-        that cannot be restored is a ConfigError; what was built is stopped.
+        that cannot be restored is a ConfigError; what was built is stopped. ``path`` may
+        be Ray Tune's ``Checkpoint`` (``result.checkpoint``), as in RLlib.
         """
-        return build_restored(cls, path, config, env)
+        return build_restored(cls, _tune.checkpoint_folder(path, "from_checkpoint"), config, env)
 
     # --- RLlib's accessors ------------------------------------------------------------------
 
@@ -643,13 +650,16 @@ class Algorithm(_TrainableOrObject):
         return _tune.auto_filled_metrics(self, params, *args, **kwargs)
 
     @classmethod
-    def default_resource_request(cls, config: Mapping[str, Any] | None) -> Any:
+    def default_resource_request(
+        cls, config: AlgorithmConfig[Any] | Mapping[str, Any] | None
+    ) -> Any:
         """Size a trial as its config does, as RLlib's Algorithm (Tune calls it).
 
         One bundle of 1 CPU for the Algorithm's process (its local runner and learner),
         then one bundle of ``num_cpus_per_env_runner`` CPUs per remote runner, training
         and evaluation, when they run in worker processes or Ray actors. Inline runners
-        are tasks in the Algorithm's process: they take no bundle.
+        are tasks in the Algorithm's process: they take no bundle. ``config`` is an
+        AlgorithmConfig or a dict of settings (Tune passes the trial's), as RLlib's takes.
         """
         return _tune.resource_request(cls, config)
 

@@ -65,7 +65,7 @@ def config_record(config: AlgorithmConfig[Any]) -> dict[str, Any]:
     """Describe ``config`` as plain data (a ``StoredConfig``), for ``from_checkpoint``."""
     settings: dict[str, dict[str, Any]] = {}
     code: list[str] = []
-    for section, values in config.to_dict().items():
+    for section, values in config.to_dict_by_section().items():
         if section not in config.sections:  # "callbacks": code, named below
             continue
         # A registered env is kept by its name: loading finds it where it is registered.
@@ -89,11 +89,13 @@ def stored_config(record: object, path: str | os.PathLike[str]) -> StoredConfig:
         raise ConfigError(
             f"checkpoint {str(path)!r} holds no readable config; pass config=..."
         ) from None
-    if "callbacks" in stored.settings:
-        # update_from_dict() takes a "callbacks" key (to_dict()'s form); config_record
-        # never writes one, and plugins it named (or plugins=True) would then be loaded.
+    named = [name for name in stored.settings if name.startswith("callbacks")]
+    if named:
+        # update_from_dict() takes "callbacks" keys (callbacks(...)'s keywords, or the flat
+        # form's callbacks_*); config_record never writes one, and plugins they named (or
+        # plugins=True) would then be loaded.
         raise ConfigError(
-            f"checkpoint {str(path)!r} holds a bad config: a 'callbacks' section, which "
+            f"checkpoint {str(path)!r} holds a bad config: a {named[0]!r} section, which "
             f"checkpoints never hold (callbacks and plugins are code); pass config=..."
         )
     return stored

@@ -29,11 +29,14 @@ only such an instance runs Tune's side of ``train()``, ``save()``, ``restore()``
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+
+import anyio
 
 from hookbus.kernel import ConfigError
 
@@ -43,7 +46,10 @@ if TYPE_CHECKING:
     from ._algorithm import Algorithm
 
 __all__ = (
+    "TuneCheckpoint",
+    "acheckpoint_folder",
     "auto_filled_metrics",
+    "checkpoint_folder",
     "require_tune",
     "resource_request",
     "start_trial",
@@ -53,6 +59,56 @@ __all__ = (
 )
 
 _EXTRA = "pip install 'hookbus[tune]'"
+
+
+class TuneCheckpoint(Protocol):
+    """Ray Tune's ``Checkpoint`` (``ray.tune.Checkpoint``, ``result.checkpoint``) as hookbus
+    reads it: where it is (``path`` on its ``filesystem``) and ``to_directory()``."""
+
+    path: str
+    filesystem: Any
+
+    def to_directory(self, path: str | None = None) -> str: ...
+
+
+def checkpoint_folder(
+    checkpoint: str | os.PathLike[str] | TuneCheckpoint, name: str
+) -> str | os.PathLike[str]:
+    """Return the local folder of ``checkpoint``: a path as it is, a Tune ``Checkpoint``'s
+    own folder when it is on the local filesystem, else a temporary copy
+    (``to_directory()``, as RLlib's ``Algorithm.from_checkpoint`` makes one).
+
+    Ray is never imported here. Anything else is a TypeError naming ``name`` (the method
+    called) and what it takes.
+    """
+    if _is_tune_checkpoint(checkpoint):
+        if getattr(checkpoint.filesystem, "type_name", "") == "local":
+            return checkpoint.path
+        return checkpoint.to_directory()
+    if isinstance(checkpoint, str | os.PathLike):
+        return checkpoint
+    raise TypeError(
+        f"{name}() takes a checkpoint folder (a str or os.PathLike) or Ray Tune's "
+        f"Checkpoint (result.checkpoint), got {checkpoint!r}"
+    )
+
+
+async def acheckpoint_folder(
+    checkpoint: str | os.PathLike[str] | TuneCheckpoint, name: str
+) -> str | os.PathLike[str]:
+    """Async twin of ``checkpoint_folder()``: a copy is made in a worker thread."""
+    if not _is_tune_checkpoint(checkpoint):
+        return checkpoint_folder(checkpoint, name)
+    return await anyio.to_thread.run_sync(checkpoint_folder, checkpoint, name)
+
+
+def _is_tune_checkpoint(checkpoint: object) -> TypeGuard[TuneCheckpoint]:
+    """Tell whether ``checkpoint`` is Ray Train's (and Tune's) ``Checkpoint``, without
+    importing Ray: it can be one only if Ray Train's checkpoint module is imported. (Such a
+    checkpoint is an ``os.PathLike`` to ``isinstance``: its ``__fspath__`` raises.)"""
+    module = sys.modules.get("ray.train._checkpoint")
+    checkpoint_class = getattr(module, "Checkpoint", None)
+    return checkpoint_class is not None and isinstance(checkpoint, checkpoint_class)
 
 
 def trainable_base() -> type:
@@ -129,8 +185,13 @@ def auto_filled_metrics(
     return metrics
 
 
-def resource_request(algorithm_class: type[Algorithm], config: Mapping[str, Any] | None) -> Any:
+def resource_request(
+    algorithm_class: type[Algorithm], config: AlgorithmConfig[Any] | Mapping[str, Any] | None
+) -> Any:
     """Return a trial's bundles, sized by its config as RLlib's Algorithm sizes them.
+
+    ``config`` is an AlgorithmConfig (as RLlib's takes it too), a dict of settings (what
+    Tune passes: the trial's resolved ``to_dict()``) or None (the defaults).
 
     One bundle of 1 CPU for the Algorithm's process (its local runner and learner), then
     one of ``num_cpus_per_env_runner`` CPUs per remote runner, training and evaluation,
@@ -139,7 +200,10 @@ def resource_request(algorithm_class: type[Algorithm], config: Mapping[str, Any]
     """
     tune = require_tune()
     # Only the counts are read: the trial's own setup() checks every value.
-    built = algorithm_class.get_default_config().update_from_dict(config or {})
+    if isinstance(config, AlgorithmConfig):
+        built = config.copy(copy_frozen=False)
+    else:
+        built = algorithm_class.get_default_config().update_from_dict(config or {})
     bundles = [{"CPU": 1.0}]
     for runners in (built, built.get_evaluation_config_object()):
         if runners.backend != "inline":

@@ -17,6 +17,7 @@ from hookbus.kernel import Bus, BusOptions, ConfigError, check_callbacks
 from .._deprecation import warn_deprecated
 from .._errors import refuse_while_loading_main
 from ..envs import resolve_registered_env
+from ._flat import RLLIB_KEYS, callbacks_flat, from_rllib_keys, pop_callbacks_keys
 from ._multi_agent import check_multi_agent, is_multi_agent
 from ._placement import PlacementCalls
 from ._rllib_attributes import RLlibAttributes
@@ -167,13 +168,29 @@ class AlgorithmConfig(RLlibAttributes, ConfigSections, PlacementCalls, Generic[A
         return overrides
 
     def to_dict(self) -> dict[str, Any]:
+        """Return every setting in one flat dict with RLlib's keys, as RLlib's ``to_dict()``.
+
+        ``d["lr"]``, ``d["lambda"]``, ``d["logger_config"]``; the callbacks under fixed keys
+        (``callbacks``, ``callbacks_on_train_result``, ..., ``_flat.py``), classes and
+        functions as they are. Ray Tune turns a config given as ``param_space`` into this
+        dict, each trial back into a config (``update_from_dict``); ``result.config`` is it.
+        ``to_dict_by_section()`` is the view by section.
+        """
+        flat = {
+            RLLIB_KEYS.get(name, name): value
+            for values in self._values.values()
+            for name, value in msgspec.structs.asdict(values).items()
+        }
+        per_hook = self.callbacks_per_hook
+        return {**flat, **callbacks_flat(self.callbacks_class, self.bus_options, per_hook)}
+
+    def to_dict_by_section(self) -> dict[str, Any]:
         """Return the settings by section, and ``"callbacks"`` if any were set.
 
         ``"callbacks"`` holds ``callbacks(...)``'s keywords (classes and functions as they
-        are), so that ``update_from_dict`` of the result rebuilds the config: Ray Tune turns
-        a config given as ``param_space`` into this dict, and each trial back into a config.
+        are), so that ``update_from_dict`` of the result rebuilds the config.
         """
-        settings = super().to_dict()
+        settings = super().to_dict_by_section()
         callbacks = self.callbacks_dict()
         if callbacks:
             settings["callbacks"] = callbacks
@@ -182,17 +199,32 @@ class AlgorithmConfig(RLlibAttributes, ConfigSections, PlacementCalls, Generic[A
     def update_from_dict(self, settings: Mapping[str, Any], *, where: str = "") -> Self:
         """Set settings from data, as ``ConfigSections.update_from_dict``; and callbacks.
 
-        A ``"callbacks"`` key takes ``to_dict()``'s form (``callbacks(...)``'s keywords) or,
-        as RLlib's dicts hold, a callback class or a list of them.
+        Takes ``to_dict()``'s flat form (RLlib's keys: ``lambda``, ``callbacks``,
+        ``callbacks_on_train_result``, ...; a callbacks key given changes that part only)
+        and ``to_dict_by_section()``'s, whose ``"callbacks"`` holds ``callbacks(...)``'s
+        keywords. As in RLlib's dicts, ``"callbacks"`` may be a class or a list of them.
         """
-        rest = dict(settings)
+        rest = from_rllib_keys(settings)
+        flat_callbacks = pop_callbacks_keys(rest)
         callbacks = rest.pop("callbacks", None)
         super().update_from_dict(rest, where=where)
-        if isinstance(callbacks, Mapping):
+        if flat_callbacks is not None:
+            self.callbacks(**self._callbacks_updated(flat_callbacks))
+        elif isinstance(callbacks, Mapping):
             self.callbacks(**callbacks)
         elif callbacks is not None:
             self.callbacks(callbacks)
         return self
+
+    def _callbacks_updated(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Return ``callbacks(...)``'s keywords: those set now, with ``given`` over them."""
+        keywords = {
+            "callbacks_class": list(self.callbacks_class),
+            **self.bus_options.keywords(),
+            **self.callbacks_per_hook,
+            **given,
+        }
+        return {name: value for name, value in keywords.items() if value is not None}
 
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any]) -> Self:

@@ -198,7 +198,7 @@ class ConfigSections:
         for name, struct in cls.sections.items():
             yield from _infos(name, struct)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict_by_section(self) -> dict[str, Any]:
         """Return the settings by section (values as set; callables as they are)."""
         return {name: msgspec.structs.asdict(values) for name, values in self._values.items()}
 

@@ -96,14 +96,14 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 class Configured(Protocol):
-    """What ``params.json`` is written from: the Algorithm's settings (``config.to_dict()``)."""
+    """What ``params.json`` is written from: the Algorithm's settings by section."""
 
     @property
     def config(self) -> _Settings: ...
 
 
 class _Settings(Protocol):
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict_by_section(self) -> dict[str, Any]: ...
 
 
 class Draft(Protocol):

@@ -24,7 +24,7 @@ RESULT_FILE = "result.jsonl"
 class JsonLogger(RunDirWriter):
     """Write the config to ``logdir/params.json`` and each result to ``logdir/result.jsonl``.
 
-    Tune's ``JsonLoggerCallback``. ``params.json`` is ``algorithm.config.to_dict()`` (the
+    Tune's ``JsonLoggerCallback``. ``params.json`` is ``config.to_dict_by_section()`` (the
     settings by section), written whole at ``on_algorithm_init``; values that are not JSON
     data (callables, classes, callback instances) appear as their repr, infinities as
     ``"inf"``. ``result.jsonl`` gets the full nested result of every iteration as one line,
@@ -41,7 +41,8 @@ class JsonLogger(RunDirWriter):
         """Write ``params.json`` (atomically: a reader never sees half of it)."""
         if algorithm is None:  # a replayed stream has no Algorithm to describe
             return
-        atomic_write(self.logdir / PARAMS_FILE, encode_pretty(algorithm.config.to_dict()))
+        settings = algorithm.config.to_dict_by_section()
+        atomic_write(self.logdir / PARAMS_FILE, encode_pretty(settings))
 
     def write_result(self, result: dict[str, Any]) -> None:
         """Append ``result`` as one line of ``result.jsonl`` and flush it."""

@@ -126,3 +126,19 @@ class KillOnce:
             with open(self.marker, "w") as file:
                 file.write(str(os.getpid()))
             os._exit(1)  # the trial's process dies, as on a lost node
+
+
+class CrashOnce:
+    """An on_train_result handler that raises at one iteration, the first time (RLlib's
+    ``CrashAfterNIters`` of its continue-from-checkpoint example). The marker file says it
+    did, so a trial resumed from its checkpoint trains on."""
+
+    def __init__(self, marker: str, at_iteration: int) -> None:
+        self.marker = marker
+        self.at_iteration = at_iteration
+
+    def __call__(self, *, result: dict[str, Any], **kwargs: Any) -> None:
+        if result["training_iteration"] == self.at_iteration and not os.path.exists(self.marker):
+            with open(self.marker, "w") as file:
+                file.write(str(os.getpid()))
+            raise RuntimeError("Intended crash after reaching trigger iteration.")

@@ -260,6 +260,8 @@ def test_an_evaluation_config_naming_code_is_refused_unless_the_caller_gives_one
         ("env_runners", "exploration_config", {"type": "EVIL"}, "unknown exploration"),
         ("callbacks", "callbacks_class", ["EVIL"], "a 'callbacks' section"),
         ("callbacks", "plugins", True, "a 'callbacks' section"),
+        # to_dict()'s flat callbacks keys, which update_from_dict() takes too
+        ("callbacks_plugins", "plugins", True, "a 'callbacks_plugins' section"),
     ],
 )
 def test_other_stored_settings_that_could_name_code_are_refused(

@@ -41,7 +41,10 @@ SURFACE = {
         "function",
         "(self, env_runner_group: 'EnvRunnerGroup') -> 'list[int]'",
     ),
-    "arestore_from_path": ("function", "(self, path: 'str | os.PathLike[str]') -> 'None'"),
+    "arestore_from_path": (
+        "function",
+        "(self, path: 'str | os.PathLike[str] | TuneCheckpoint') -> 'None'",
+    ),
     "asave_to_path": (
         "function",
         "(self, path: 'str | os.PathLike[str] | None' = None) -> 'Path'",
@@ -70,7 +73,7 @@ SURFACE = {
     ),
     "default_resource_request": (
         "classmethod",
-        "(config: 'Mapping[str, Any] | None') -> 'Any'",
+        "(config: 'AlgorithmConfig[Any] | Mapping[str, Any] | None') -> 'Any'",
     ),
     "env_runner": ("property", ""),
     "env_runner_group": ("property", ""),
@@ -80,7 +83,8 @@ SURFACE = {
     "evaluation_workers": ("property", ""),
     "from_checkpoint": (
         "classmethod",
-        "(path: 'str | os.PathLike[str]', config: 'AlgorithmConfig[Any] | None' = None, *, "
+        "(path: 'str | os.PathLike[str] | TuneCheckpoint', "
+        "config: 'AlgorithmConfig[Any] | None' = None, *, "
         "env: 'EnvSpec | None' = None) -> 'Self'",
     ),
     "get_auto_filled_metrics": (
@@ -103,7 +107,10 @@ SURFACE = {
         "function",
         "(self, env_runner_group: 'EnvRunnerGroup') -> 'list[int]'",
     ),
-    "restore_from_path": ("function", "(self, path: 'str | os.PathLike[str]') -> 'None'"),
+    "restore_from_path": (
+        "function",
+        "(self, path: 'str | os.PathLike[str] | TuneCheckpoint') -> 'None'",
+    ),
     "save": (
         "function",
         "(self, checkpoint_dir: 'str | os.PathLike[str] | None' = None, **kwargs: 'Any') -> 'Any'",

@@ -64,7 +64,7 @@ def lr_grid(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def test_a_grid_over_lr_runs_one_trial_per_value_with_the_custom_metric(lr_grid: Any) -> None:
     assert lr_grid.num_errors == 0
-    lrs = sorted(result.config["training"]["lr"] for result in lr_grid)
+    lrs = sorted(result.config["lr"] for result in lr_grid)  # flat, as RLlib's config dict
     assert lrs == [1e-4, 1e-3]
     for result in lr_grid:
         runners = result.metrics["env_runners"]
@@ -80,6 +80,10 @@ def test_best_result_by_a_nested_metric(lr_grid: Any) -> None:
     best = lr_grid.get_best_result(metric="env_runners/episode_return_mean", mode="max")
     returns = [r.metrics["env_runners"]["episode_return_mean"] for r in lr_grid]
     assert best.metrics["env_runners"]["episode_return_mean"] == max(returns)
+    assert best.config["lr"] in (1e-3, 1e-4)
+    assert best.metrics["config"]["lr"] == best.config["lr"]
+    assert best.config["train_batch_size"] == SMALL["train_batch_size"]
+    assert best.config["logger_config"] is None  # where RLlib's dict has it
 
 
 def test_hookbus_run_directories_are_inside_each_trial(lr_grid: Any) -> None:
@@ -99,6 +103,12 @@ def test_a_tune_checkpoint_loads_with_from_checkpoint_callback_state_included(
     with PPO.from_checkpoint(result.checkpoint.path, config=config) as algo:
         assert algo.training_iteration == 3
         assert algo.train()["callback_results_seen"] == 4  # the callback's state came back
+    # Tune's Checkpoint object itself, as RLlib takes it (from_checkpoint, restore)
+    with PPO.from_checkpoint(result.checkpoint, config=config) as algo:
+        assert algo.training_iteration == 3
+    with config.build() as algo:
+        algo.restore(result.checkpoint)
+        assert algo.train()["callback_results_seen"] == 4
 
 
 def test_registered_envs_inside_trials(tmp_path: Path) -> None:
@@ -198,6 +208,43 @@ def test_a_killed_trial_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     assert metrics["callback_results_seen"] == 4  # the callback's state came back with it
 
 
+def test_a_crashed_run_continues_with_tuner_restore_after_callbacks_none(tmp_path: Path) -> None:
+    # RLlib's continue_training_from_checkpoint.py: a callback crashes the trial; the
+    # config without it (callbacks(None)) restores the best checkpoint, then is the
+    # param_space of Tuner.restore, which wants the first Tuner's keys again.
+    marker = tmp_path / "crashed"
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .training(**SMALL)
+        .callbacks(
+            [tune_helpers.Counted],
+            on_train_result=tune_helpers.CrashOnce(str(marker), at_iteration=2),
+        )
+    )
+    results = tune.Tuner(
+        PPO,
+        param_space=config,
+        run_config=run_config(
+            tmp_path,
+            stop={"training_iteration": 3},
+            checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=1),
+        ),
+    ).fit()
+    assert marker.exists()
+    assert results.num_errors == 1
+    config.callbacks(None)
+    with config.build() as algo:
+        algo.restore(results[0].checkpoint)
+        assert algo.training_iteration == 1
+    restored = tune.Tuner.restore(
+        results.experiment_path, trainable=PPO, param_space=config, resume_errored=True
+    )
+    again = restored.fit()
+    assert again.num_errors == 0, again.errors
+    assert again[0].metrics["training_iteration"] == 3
+
+
 def test_asha_stops_a_deliberately_bad_trial_early(tmp_path: Path) -> None:
     # Level 1 truncates every episode at 5 steps: that trial can never return much.
     config = (
@@ -224,8 +271,7 @@ def test_asha_stops_a_deliberately_bad_trial_early(tmp_path: Path) -> None:
         run_config=run_config(tmp_path, stop={"training_iteration": 4}),
     ).fit()
     iterations = {
-        r.config["environment"]["env_config"]["start_level"]: r.metrics["training_iteration"]
-        for r in results
+        r.config["env_config"]["start_level"]: r.metrics["training_iteration"] for r in results
     }
     assert iterations == {40: 4, 1: 1}
     assert len({r.metrics["pid"] for r in results}) == 1  # one actor, reset between trials
@@ -249,10 +295,14 @@ def test_the_default_resource_request_follows_the_config() -> None:
         .env_runners(num_env_runners=2, backend="process", num_cpus_per_env_runner=0.5)
         .evaluation(evaluation_num_env_runners=1, evaluation_interval=1)
     )
-    request = PPO.default_resource_request(config.to_dict())
-    assert request.bundles == [{"CPU": 1.0}, {"CPU": 0.5}, {"CPU": 0.5}, {"CPU": 0.5}]
-    inline = PPO.default_resource_request(config.env_runners(backend="inline").to_dict())
-    assert inline.bundles == [{"CPU": 1.0}]
+    for given in (config, config.to_dict(), config.to_dict_by_section()):
+        request = PPO.default_resource_request(given)  # the config itself, as RLlib's takes
+        assert isinstance(request, tune.PlacementGroupFactory)
+        assert request.bundles == [{"CPU": 1.0}, {"CPU": 0.5}, {"CPU": 0.5}, {"CPU": 0.5}]
+    config.env_runners(backend="inline")
+    for given in (config, config.to_dict()):
+        assert PPO.default_resource_request(given).bundles == [{"CPU": 1.0}]
+    assert DQN.default_resource_request(None).bundles == [{"CPU": 1.0}]
 
 
 def test_asking_for_tune_without_it_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -300,7 +350,7 @@ def test_pbt_exploits_by_restoring_one_trials_checkpoint_into_another(tmp_path: 
     pbt = tune.schedulers.PopulationBasedTraining(
         time_attr="training_iteration",
         perturbation_interval=2,
-        hyperparam_mutations={"training": {"lr": [1e-3, 1e-5]}},
+        hyperparam_mutations={"lr": [1e-3, 1e-5]},  # RLlib's flat key
         quantile_fraction=0.5,
         synch=True,
     )

@@ -25,6 +25,13 @@ from hookbus.runners.config import (
 )
 
 CONFIGS = [AlgorithmConfig, PPOConfig, DQNConfig]
+RLLIB_KEYS = {
+    "lambda_": "lambda",
+    "custom_evaluation_function": "custom_eval_function",
+    "create_env_on_local_worker": "create_env_on_driver",
+}
+"""The settings whose key in RLlib's flat ``to_dict()`` is another name (RLlib 2.60's
+``AlgorithmConfig.to_dict`` and ``_translate_special_keys``)."""
 
 
 def infos(config_class: type[AlgorithmConfig[Any]]) -> list[SettingInfo]:
@@ -36,7 +43,7 @@ def test_every_setting_derives_from_its_one_declaration(
     config_class: type[AlgorithmConfig[Any]],
 ) -> None:
     config = config_class()
-    data = config.to_dict()
+    data, flat = config.to_dict_by_section(), config.to_dict()
     for info in infos(config_class):
         # The builder keyword: in the section method's signature, with the declared type.
         method = getattr(config_class, info.section)
@@ -49,10 +56,11 @@ def test_every_setting_derives_from_its_one_declaration(
         if info.name not in ("rollout_fragment_length", "is_atari"):
             assert getattr(config, info.name) == info.default, info.name
         assert data[info.section][info.name] == info.default
+        assert flat[RLLIB_KEYS.get(info.name, info.name)] == info.default  # RLlib's flat dict
         # The name in a config file, --set and params.json: "section.name" and the bare name.
         if not info.holds_code:
             again = config_class().update_from_dict({f"{info.section}.{info.name}": info.default})
-            assert again.to_dict()[info.section][info.name] == info.default
+            assert again.to_dict_by_section()[info.section][info.name] == info.default
             assert config_class()._locate(info.name, "") == (info.section, info.name)
         # The doc row.
         assert info.doc, f"{info.name} has no doc line"
@@ -92,7 +100,8 @@ def test_adding_a_setting_is_one_declaration() -> None:
     assert config.training(knob=5, lr=0.1).knob == 5
     assert config.lr == 0.1
     config.knob = 4  # an attribute, as RLlib's config has
-    assert config.to_dict()["training"]["knob"] == 4
+    assert config.to_dict_by_section()["training"]["knob"] == 4
+    assert config.to_dict()["knob"] == 4
     assert KnobConfig().update_from_dict({"training.knob": 7}).knob == 7
     assert KnobConfig().update_from_dict({"knob": 8}).knob == 8
     assert pickle.loads(pickle.dumps(config)).knob == 4
@@ -105,7 +114,7 @@ def test_adding_a_setting_is_one_declaration() -> None:
     assert "- ``knob`` (3): a knob for this test" in (KnobConfig.training.__doc__ or "")
     rows = settings_markdown(AlgorithmConfig, [KnobConfig])
     assert "| `training()` | `knob` | `int` | `3` | an int >= 2 | a knob for this test |" in rows
-    assert "knob" not in PPOConfig().to_dict()["training"]
+    assert "knob" not in PPOConfig().to_dict_by_section()["training"]
 
 
 def test_workers_get_data_settings_as_msgpack_and_only_objects_pickled() -> None:
@@ -190,11 +199,13 @@ def test_bad_data_is_one_clear_error_naming_the_setting(data: dict[str, Any], me
     assert config.to_dict() == before
 
 
-def test_to_dict_round_trips_through_update_from_dict() -> None:
+@pytest.mark.parametrize("view", ["to_dict", "to_dict_by_section"])
+def test_to_dict_round_trips_through_update_from_dict(view: str) -> None:
     config = PPOConfig().environment("CartPole-v1").training(lr=1e-3, vf_clip_param=10.0)
-    data = msgspec.json.decode(msgspec.json.encode(config.to_dict()))
+    data = msgspec.json.decode(msgspec.json.encode(getattr(config, view)()))
     again = PPOConfig().update_from_dict(data)
     assert again.to_dict() == config.to_dict()
+    assert again.to_dict_by_section() == config.to_dict_by_section()
 
 
 def test_reporting_settings_cannot_be_overridden_for_evaluation() -> None:

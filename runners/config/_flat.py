@@ -1,0 +1,64 @@
+"""RLlib's flat config dict: every setting under RLlib's key, the callbacks' keys always there.
+
+RLlib's ``AlgorithmConfig.to_dict()`` is one flat dict of its attributes (``d["lr"]``),
+with a few keys renamed (``lambda`` for ``lambda_``, ``callbacks`` for ``callbacks_class``,
+``custom_eval_function``, ``create_env_on_driver``; ``rllib/algorithms/algorithm_config.py``,
+``to_dict`` and ``_translate_special_keys``). Ray Tune turns a config given as
+``param_space`` into that dict, hands each trial its resolved copy (``result.config``) and,
+on ``Tuner.restore(path, param_space=config)``, wants the same keys again. So the callbacks
+have fixed keys here, whatever is set: ``callbacks`` (the classes, a list), one
+``callbacks_<hook>`` per hook (RLlib's ``callbacks_on_train_result``; None when unset) and
+one ``callbacks_<option>`` per bus option (``callbacks_on_error``, ...). A per-hook callable
+of a user event type adds its own key while it is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hookbus.events import HOOKS
+from hookbus.kernel import BusOptions
+
+__all__ = ("RLLIB_KEYS", "callbacks_flat", "from_rllib_keys", "pop_callbacks_keys")
+
+RLLIB_KEYS: Mapping[str, str] = {
+    "lambda_": "lambda",
+    "custom_evaluation_function": "custom_eval_function",
+    "create_env_on_local_worker": "create_env_on_driver",
+}
+"""Settings whose key in RLlib's dict is another name (a Python keyword, RLlib's old names)."""
+
+_SETTINGS_OF_KEYS = {key: name for name, key in RLLIB_KEYS.items()}
+_CLASSES = "callbacks"
+_PREFIX = "callbacks_"
+
+
+def callbacks_flat(
+    classes: Iterable[Any], options: BusOptions, per_hook: Mapping[str, list[Any]]
+) -> dict[str, Any]:
+    """Return ``callbacks(...)``'s arguments under their flat keys, every key always there."""
+    flat: dict[str, Any] = {_CLASSES: list(classes)}
+    flat.update({_PREFIX + hook: None for hook in HOOKS})
+    flat.update({_PREFIX + hook: list(fns) for hook, fns in per_hook.items()})
+    flat.update({_PREFIX + name: value for name, value in options.keywords().items()})
+    return flat
+
+
+def pop_callbacks_keys(settings: dict[str, Any]) -> dict[str, Any] | None:
+    """Remove the flat callbacks keys from ``settings``; return them as ``callbacks(...)``'s
+    keywords (None: there were none). ``callbacks`` is ``callbacks_class``; a hook's None
+    means no callables for it."""
+    keys = [k for k in settings if k == _CLASSES or k.startswith(_PREFIX)]
+    if not keys or (keys == [_CLASSES] and isinstance(settings[_CLASSES], Mapping)):
+        return None  # none, or the sectioned view's "callbacks": callbacks(...)'s keywords
+    given = {k: settings.pop(k) for k in keys}
+    keywords = {k.removeprefix(_PREFIX): v for k, v in given.items() if k != _CLASSES}
+    if _CLASSES in given:
+        keywords["callbacks_class"] = given[_CLASSES]
+    return keywords
+
+
+def from_rllib_keys(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``settings`` with RLlib's renamed keys (``lambda``, ...) as hookbus's names."""
+    return {_SETTINGS_OF_KEYS.get(key, key): value for key, value in settings.items()}
