@@ -610,7 +610,7 @@ class Algorithm(_TrainableOrObject):
     def setup(self, config: dict[str, Any]) -> None:
         """Build the Algorithm from the trial's resolved settings (Tune's ``setup``).
 
-        ``config`` is ``AlgorithmConfig.to_dict()``'s form or a flat dict of settings,
+        ``config`` is ``AlgorithmConfig.to_dict()``'s flat form (or the view by section),
         search spaces resolved; each value is checked now, as ``validate()`` checks it.
         With a run directory configured (``reporting(logdir=...)``), hookbus's writers
         write into ``<trial dir>/hookbus`` instead, one per trial (a trial restarted from

@@ -153,7 +153,7 @@ def tune_method(algorithm: Algorithm, name: str, *args: Any, **kwargs: Any) -> A
 def trial_config(algorithm: Algorithm, params: dict[str, Any]) -> AlgorithmConfig[Any]:
     """Return the checked config a trial builds from Tune's resolved ``params``.
 
-    ``params`` is ``AlgorithmConfig.to_dict()``'s form or a flat dict of settings. With a
+    ``params`` is ``AlgorithmConfig.to_dict()``'s flat form (or the view by section). With a
     run directory configured (``reporting(logdir=...)``), hookbus's writers write into
     ``<trial dir>/hookbus`` instead, one per trial.
     """
