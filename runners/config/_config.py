@@ -204,7 +204,7 @@ class AlgorithmConfig(RLlibAttributes, ConfigSections, PlacementCalls, Generic[A
         and ``to_dict_by_section()``'s, whose ``"callbacks"`` holds ``callbacks(...)``'s
         keywords. As in RLlib's dicts, ``"callbacks"`` may be a class or a list of them.
         """
-        rest = from_rllib_keys(settings)
+        rest = from_rllib_keys(settings, self._section_of)
         flat_callbacks = pop_callbacks_keys(rest)
         callbacks = rest.pop("callbacks", None)
         super().update_from_dict(rest, where=where)

@@ -14,7 +14,7 @@ of a user event type adds its own key while it is set.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 from hookbus.events import HOOKS
@@ -59,6 +59,10 @@ def pop_callbacks_keys(settings: dict[str, Any]) -> dict[str, Any] | None:
     return keywords
 
 
-def from_rllib_keys(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Return ``settings`` with RLlib's renamed keys (``lambda``, ...) as hookbus's names."""
-    return {_SETTINGS_OF_KEYS.get(key, key): value for key, value in settings.items()}
+def from_rllib_keys(settings: Mapping[str, Any], known: Container[str]) -> dict[str, Any]:
+    """Return ``settings`` with RLlib's renamed keys (``lambda``, ...) as hookbus's names,
+    those of a setting in ``known``; another stays as given, for the error to name it."""
+    renamed = {key: _SETTINGS_OF_KEYS.get(key, key) for key in settings}
+    return {
+        renamed[key] if renamed[key] in known else key: value for key, value in settings.items()
+    }

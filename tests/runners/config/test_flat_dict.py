@@ -94,6 +94,8 @@ def test_update_from_dict_takes_rllibs_renamed_keys() -> None:
     assert config.lambda_ == 0.5
     assert config.custom_evaluation_function is on_result
     assert config.create_env_on_local_worker is True
+    with pytest.raises(ConfigError, match="unknown setting 'lambda'"):  # PPO's, not DQN's
+        DQNConfig().update_from_dict({"lambda": 0.5})
 
 
 def test_a_flat_callbacks_key_changes_that_part_only() -> None:
