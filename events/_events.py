@@ -21,10 +21,13 @@ __all__ = (
     "EpisodeStart",
     "EpisodeStep",
     "EvaluateEnd",
+    "EvaluateOfflineEnd",
+    "EvaluateOfflineStart",
     "EvaluateStart",
     "Event",
     "LearnerUpdateEnd",
     "LearnerUpdateStart",
+    "OfflineEvalRunnersRecreated",
     "PostprocessTrajectory",
     "SampleEnd",
     "TrainResult",
@@ -146,6 +149,36 @@ class EnvRunnersRecreated(BaseEvent, frozen=True, kw_only=True, tag="env_runners
 
     env_runner_indices: list[int] = msgspec.field(default_factory=list)
     is_evaluation: bool = False
+
+
+class EvaluateOfflineStart(BaseEvent, frozen=True, kw_only=True, tag="evaluate_offline_start"):
+    """Publish before an offline evaluation round (RLlib's; hookbus's Algorithm has none)."""
+
+    hook: ClassVar[str] = "on_evaluate_offline_start"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger")
+
+    training_iteration: int = 0
+
+
+class EvaluateOfflineEnd(BaseEvent, frozen=True, kw_only=True, tag="evaluate_offline_end"):
+    """Publish after an offline evaluation round, with its metrics (RLlib's)."""
+
+    hook: ClassVar[str] = "on_evaluate_offline_end"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "metrics_logger", "evaluation_metrics")
+
+    training_iteration: int = 0
+    evaluation_metrics: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class OfflineEvalRunnersRecreated(
+    BaseEvent, frozen=True, kw_only=True, tag="offline_eval_runners_recreated"
+):
+    """Publish after failed offline evaluation runners were restarted (RLlib's)."""
+
+    hook: ClassVar[str] = "on_offline_eval_runners_recreated"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm", "env_runner_group", "env_runner_indices")
+
+    env_runner_indices: list[int] = msgspec.field(default_factory=list)
 
 
 _MODULE_ID = "default_policy"
@@ -325,6 +358,9 @@ Event = (
     | EpisodeEnd
     | SampleEnd
     | PostprocessTrajectory
+    | EvaluateOfflineStart
+    | EvaluateOfflineEnd
+    | OfflineEvalRunnersRecreated
 )
 """Any event: decode a mixed stream with ``type=Event``; ``isinstance(x, Event)`` works too."""
 

@@ -115,7 +115,8 @@ class SyncBus:
 
     ``callbacks`` are what ``Bus`` takes (framework callbacks already wrapped as
     ``ForeignCallback``); ``bus_options`` the Bus's keywords. ``record`` (a path) adds a
-    ``Recorder``; ``collect=True`` a ``Collector`` instead, for events recorded elsewhere.
+    ``Recorder`` (JSON lines for a ``.jsonl`` path, else msgpack); ``collect=True`` a
+    ``Collector`` instead, for events recorded elsewhere.
     ``backend`` is the event loop an async handler runs on. ``acts_on`` names the
     ``Control`` requests the framework's bridge acts on (SB3's ``stop_training``): only a
     Control asking for something else is logged as ignored.
@@ -133,7 +134,10 @@ class SyncBus:
         acts_on: Iterable[str] = (),
     ) -> None:
         check_backend(backend)
-        self.recorder = Recorder(record) if record is not None else None
+        self.recorder = None
+        if record is not None:  # a .jsonl file as JSON lines; anything else as msgpack
+            fmt = "jsonl" if os.fspath(record).endswith(".jsonl") else "msgpack"
+            self.recorder = Recorder(record, format=fmt)
         self.collector = Collector() if collect else None
         observers = [c for c in (self.recorder, self.collector) if c is not None]
         self.bus = Bus([*callbacks, *observers], **bus_options)

@@ -33,7 +33,10 @@ from hookbus.events import (
     EpisodeStart,
     EpisodeStep,
     EvaluateEnd,
+    EvaluateOfflineEnd,
+    EvaluateOfflineStart,
     EvaluateStart,
+    OfflineEvalRunnersRecreated,
     SampleEnd,
     TrainResult,
 )
@@ -143,6 +146,49 @@ def rllib_callbacks(
                 }
                 bridge.bus.run(dispatcher, EvaluateEnd, live, fields)
             bridge.flush()
+
+        def on_evaluate_offline_start(
+            self, *, algorithm: Any, metrics_logger: Any = None, **kw: Any
+        ) -> None:
+            live = {"algorithm": algorithm, "metrics_logger": metrics_logger}
+            iteration = _iteration(algorithm, None)
+            self._driver().publish(EvaluateOfflineStart, live, training_iteration=iteration)
+
+        def on_evaluate_offline_end(
+            self,
+            *,
+            algorithm: Any,
+            metrics_logger: Any = None,
+            evaluation_metrics: Any = None,
+            **kw: Any,
+        ) -> None:
+            live = {
+                "algorithm": algorithm,
+                "metrics_logger": metrics_logger,
+                "evaluation_metrics": evaluation_metrics,
+            }
+            bridge = self._driver()
+            dispatcher = bridge.bus.dispatcher(EvaluateOfflineEnd)
+            if dispatcher.call is not None:
+                fields = {
+                    "training_iteration": _iteration(algorithm, None),
+                    "evaluation_metrics": plain_result(evaluation_metrics),
+                }
+                bridge.bus.run(dispatcher, EvaluateOfflineEnd, live, fields)
+                bridge.flush()
+
+        def on_offline_eval_runners_recreated(self, *, algorithm: Any, **kw: Any) -> None:
+            # RLlib's base class names these offline_eval_runner_group/_indices; its
+            # Algorithm passes env_runner_group/env_runner_indices (2.60): either arrives.
+            group = kw.get("env_runner_group", kw.get("offline_eval_runner_group"))
+            indices = kw.get("env_runner_indices", kw.get("offline_eval_runner_indices")) or []
+            live = {
+                "algorithm": algorithm,
+                "env_runner_group": group,
+                "env_runner_indices": indices,
+            }
+            fields = {"env_runner_indices": [int(i) for i in indices]}
+            self._driver().publish(OfflineEvalRunnersRecreated, live, **fields)
 
         def on_checkpoint_loaded(self, *, algorithm: Any, **kw: Any) -> None:
             live = {"algorithm": algorithm, "metrics_logger": getattr(algorithm, "metrics", None)}

@@ -38,6 +38,10 @@ STABLE_TAGS = {
     "on_episode_end": "episode_end",
     "on_sample_end": "sample_end",
     "on_postprocess_trajectory": "postprocess_trajectory",
+    # RLlib's offline evaluation hooks: only the RLlib bridge publishes them.
+    "on_evaluate_offline_start": "evaluate_offline_start",
+    "on_evaluate_offline_end": "evaluate_offline_end",
+    "on_offline_eval_runners_recreated": "offline_eval_runners_recreated",
 }
 
 

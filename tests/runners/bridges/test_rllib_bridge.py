@@ -165,6 +165,7 @@ def test_metrics_land_as_a_plain_rllib_callbacks_would(
 def test_a_replayed_windowed_mean_equals_rllibs(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     (result,) = _train(rllib_callbacks(StepCounts, record=path), iterations=1)
+    assert path.read_bytes().startswith(b"{")  # a .jsonl path is written as JSON lines
     replayed = replay_into(path, [StepCounts()])
     reported = result["env_runners"]
     assert math.isclose(replayed.metrics["hb_last_chunk_len"], reported["hb_last_chunk_len"])
@@ -266,3 +267,51 @@ def test_the_recording_replays_with_hookbus_alone(
     )
     assert inspect.returncode == 0, inspect.stderr
     assert "episode_step" in inspect.stdout
+
+
+class _Algorithm:
+    """What RLlib's Algorithm offers the driver's hooks that these calls read."""
+
+    iteration = 3
+    env_runner_group = eval_env_runner_group = None
+
+
+def test_rarely_called_driver_hooks_are_published_as_rllib_calls_them(tmp_path: Path) -> None:
+    # RLlib 2.60 calls these only with offline data or after an actor died: called here
+    # with the keywords its Algorithm passes (algorithm.py, _try_restart... and evaluate_offline).
+    seen: list[tuple[str, Any]] = []
+
+    def note(*, event: Any, env_runner_indices: Any = None, **kwargs: Any) -> None:
+        seen.append((type(event).__name__, env_runner_indices))
+
+    hooks = (
+        "on_evaluate_offline_start",
+        "on_evaluate_offline_end",
+        "on_offline_eval_runners_recreated",
+        "on_env_runners_recreated",
+    )
+    path = tmp_path / "run.msgpack"
+    callbacks = rllib_callbacks(record=path, **dict.fromkeys(hooks, note))()
+    algorithm, group = _Algorithm(), object()
+    callbacks.on_evaluate_offline_start(algorithm=algorithm, metrics_logger=None)
+    metrics = {"offline_eval_runners": {"loss": 0.5}, "config": object()}
+    callbacks.on_evaluate_offline_end(
+        algorithm=algorithm, metrics_logger=None, evaluation_metrics=metrics
+    )
+    callbacks.on_offline_eval_runners_recreated(
+        algorithm=algorithm, env_runner_group=group, env_runner_indices=[2]
+    )
+    callbacks.on_env_runners_recreated(
+        algorithm=algorithm, env_runner_group=group, env_runner_indices=[1], is_evaluation=True
+    )
+    assert seen == [
+        ("EvaluateOfflineStart", None),
+        ("EvaluateOfflineEnd", None),
+        ("OfflineEvalRunnersRecreated", [2]),
+        ("EnvRunnersRecreated", [1]),
+    ]
+    recorded = list(read_recording(path))  # written at once: RLlib may stop after any
+    assert [type(e).__name__ for e in recorded] == [name for name, _ in seen]
+    assert recorded[1].evaluation_metrics == {"offline_eval_runners": {"loss": 0.5}}
+    assert recorded[0].training_iteration == 3
+    assert recorded[3].is_evaluation is True
