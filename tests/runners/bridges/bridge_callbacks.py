@@ -48,3 +48,10 @@ class Order(Callback):
 
     def on_sample_end(self, **kwargs: Any) -> None:
         Order.seen.append(self.name)
+
+
+class AgentSteps(Callback):
+    """Count agent steps from the events (multi-agent: one AgentData per agent that stepped)."""
+
+    def on_episode_step(self, *, event: Any, metrics_logger: Any, **kwargs: Any) -> None:
+        metrics_logger.log_value("hb_agent_steps", len(event.agents), reduce="sum")

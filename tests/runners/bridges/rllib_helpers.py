@@ -30,3 +30,23 @@ def ppo_config(num_env_runners: int, callbacks: type, seed: int = 0) -> PPOConfi
         .debugging(seed=seed)
         .callbacks(callbacks)
     )
+
+
+def multi_agent_config(callbacks: type) -> PPOConfig:
+    """RLlib's two-agent CartPole, a module per agent, trained in seconds."""
+    from ray.rllib.examples.envs.classes.multi_agent import MultiAgentCartPole
+
+    return (
+        PPOConfig()
+        .environment(MultiAgentCartPole, env_config={"num_agents": 2})
+        .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=_policy_of)
+        .env_runners(num_env_runners=0)
+        .training(train_batch_size_per_learner=200, minibatch_size=100, num_epochs=1)
+        .rl_module(model_config={"fcnet_hiddens": [16]})
+        .debugging(seed=0)
+        .callbacks(callbacks)
+    )
+
+
+def _policy_of(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+    return f"p{agent_id}"

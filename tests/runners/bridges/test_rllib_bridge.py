@@ -29,8 +29,14 @@ from hookbus.events import (
 )
 from hookbus.kernel import ConfigError, check_lifecycle, read_recording, replay_into
 from hookbus.runners.bridges import rllib_callbacks
-from tests.runners.bridges.bridge_callbacks import AsyncEnds, Order, Raises, StepCounts
-from tests.runners.bridges.rllib_helpers import FullReturn, ppo_config
+from tests.runners.bridges.bridge_callbacks import (
+    AgentSteps,
+    AsyncEnds,
+    Order,
+    Raises,
+    StepCounts,
+)
+from tests.runners.bridges.rllib_helpers import FullReturn, multi_agent_config, ppo_config
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
@@ -170,6 +176,26 @@ def test_a_replayed_windowed_mean_equals_rllibs(tmp_path: Path) -> None:
     reported = result["env_runners"]
     assert math.isclose(replayed.metrics["hb_last_chunk_len"], reported["hb_last_chunk_len"])
     assert replayed.metrics["hb_steps"] == reported["hb_steps"] == reported["num_env_steps_sampled"]
+
+
+def test_multi_agent_episodes_are_published_per_agent(tmp_path: Path) -> None:
+    path = tmp_path / "run.msgpack"
+    algo = multi_agent_config(rllib_callbacks(AgentSteps, StepCounts, record=path)).build_algo()
+    try:
+        result = algo.train()
+    finally:
+        algo.stop()
+    runners = result["env_runners"]
+    agent_steps = sum(runners["num_agent_steps_sampled"].values())
+    assert runners["hb_agent_steps"] == agent_steps
+    assert runners["hb_steps"] == runners["num_env_steps_sampled"]
+    events = list(read_recording(path))
+    check_lifecycle(events)
+    steps = [e for e in events if isinstance(e, EpisodeStep)]
+    assert {a.module_id for e in steps for a in e.agents or ()} == {"p0", "p1"}
+    replayed = replay_into(path, [AgentSteps(), StepCounts()])
+    assert replayed.metrics["hb_agent_steps"] == agent_steps
+    assert replayed.metrics["hb_episodes"] == runners["hb_episodes"]
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
