@@ -10,6 +10,7 @@ order per sub-env: ``on_episode_step`` (the final step included), then for a don
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,8 @@ from ..episodes import Episode
 from ._bus import SyncBus
 
 __all__ = ("SubEnvEpisodes",)
+
+_log = logging.getLogger("hookbus.runners.bridges")
 
 _TERMINAL = "terminal_observation"
 _TRUNCATED = "TimeLimit.truncated"
@@ -55,6 +58,7 @@ class SubEnvEpisodes:
         """A handler asked to stop training (``Control(stop_training=True)``)."""
         self._handed: list[int] = []  # per sub-env: its episode's steps in an on_sample_end
         self._finished: list[tuple[Episode, int]] = []  # ended since the last sample end
+        self._warned = False
 
     def attach(self, env: Any, rl_module: Any, normalizer: Any) -> None:
         """Publish with ``env`` and ``rl_module`` from now on (each ``learn()``)."""
@@ -83,8 +87,10 @@ class SubEnvEpisodes:
     def step(self, new_obs: Any, actions: Any, rewards: Any, dones: Any, infos: Any) -> None:
         """Record one vector step into each sub-env's episode and publish its hooks.
 
-        The hot path: per sub-env one ``add_step`` and, if anyone listens, one event; the
-        arrays are made Python lists (or copied) once per vector step, not per sub-env.
+        The hot path: the arrays become Python lists (or are copied) once per vector step;
+        per sub-env, one ``add_step`` and, if anyone listens, one event, handed to an
+        all-sync chain directly, with the live arguments in ``kernel.LIVE_ARGS`` order (no
+        dict built per step; an async chain goes through ``SyncBus.run``'s loop thread).
         """
         self.last_obs = new_obs
         normalizer = self.normalizer
@@ -92,24 +98,43 @@ class SubEnvEpisodes:
             new_obs, rewards = normalizer.get_original_obs(), normalizer.get_original_reward()
         else:  # SB3's buffers may be reused (VecFrameStack's is): the episode keeps a copy
             new_obs = _copy(new_obs)
+        rows = _rows(new_obs)
         reward_list: list[float] = rewards.tolist()
         action_list = actions.tolist() if actions.ndim == 1 else np.array(actions)
         stepped = self._stepped
+        call = stepped.call  # read once per vector step: a subscriber added now counts next
+        direct = call is not None and not stepped.is_async
+        publisher = self._bus.publisher
+        logger, env, module = self._logger, self.env, self.rl_module
         episodes = self.episodes
         for i, done in enumerate(dones.tolist()):
             episode = episodes[i]
             if done:
                 self._final_step(i, episode, action_list[i], reward_list[i], infos[i])
-                self._next_episode(i, _row(new_obs, i))
+                self._next_episode(i, rows[i])
                 continue
-            info, observation = infos[i], _row(new_obs, i)
-            episode.add_step(observation, action_list[i], reward_list[i], False, False, info)
-            if stepped.call is not None:
+            info, observation, action, reward = infos[i], rows[i], action_list[i], reward_list[i]
+            episode.add_step(observation, action, reward, False, False, info)
+            if direct:
+                event = EpisodeStep(
+                    source=publisher.source,
+                    seq=publisher.next_seq(),
+                    episode_id=episode.id_,
+                    env_index=i,
+                    action=action,
+                    reward=reward,
+                    observation=observation,
+                    info=info,
+                )
+                control = call(event, episode, None, logger, env, module, i)  # type: ignore[misc]
+                if control is not None:
+                    self._direct_control(control)
+            elif call is not None:
                 fields = {
                     "episode_id": episode.id_,
                     "env_index": i,
-                    "action": action_list[i],
-                    "reward": reward_list[i],
+                    "action": action,
+                    "reward": reward,
                     "observation": observation,
                     "info": info,
                 }
@@ -183,6 +208,17 @@ class SubEnvEpisodes:
         if control is not None and control.stop_training:
             self.stop = True
 
+    def _direct_control(self, control: Control) -> None:
+        """Act on a Control a chain called directly returned; say once what SB3 cannot do."""
+        self._note(control)
+        if not self._warned and set(control.requested) - {"stop_training"}:
+            self._warned = True
+            _log.warning(
+                "an on_episode_step handler returned %r; the SB3 bridge acts only on "
+                "stop_training (SB3's VecEnv cannot end one sub-env's episode)",
+                control,
+            )
+
     # --- samples ----------------------------------------------------------------------------
 
     def sample_end(self) -> None:
@@ -218,6 +254,13 @@ def _row(observations: Any, i: int) -> Any:
     if isinstance(observations, dict):
         return {key: value[i] for key, value in observations.items()}
     return observations[i]
+
+
+def _rows(observations: Any) -> Any:
+    """Return what ``[i]`` gives sub-env ``i``'s observation of (an array: itself)."""
+    if isinstance(observations, dict):
+        return [_row(observations, i) for i in range(len(next(iter(observations.values()))))]
+    return observations
 
 
 def _reset_infos(env: Any, i: int) -> dict[str, Any]:
