@@ -20,6 +20,7 @@ first use of the name).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from collections import defaultdict
@@ -47,17 +48,19 @@ from hookbus.metrics import MetricsLogger
 from .._deprecation import warn_deprecated
 from .._errors import refuse_while_loading_main
 from .._loop import blocking as run_blocking, in_event_loop
+from .._module_spec import MultiRLModuleSpec, RLModuleSpec
 from .._types import EnvSpec
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
 from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
 from ..fleet import EnvRunnerGroup
-from . import _rllib_surface, _tune
+from . import _modules, _rllib_surface, _tune
 from ._checkpoints import CheckpointStore, new_checkpoint_dir
 from ._evaluation import Evaluation
 from ._facade import SyncFacade
 from ._learner import AnyLearner, Learner, MultiLearner
 from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings
 from ._lifecycle import Lifecycle
+from ._modules import ModuleParts
 from ._setup import Setup
 from ._state import build_restored
 from ._structure import check_structure
@@ -231,6 +234,19 @@ class Algorithm(_TrainableOrObject):
             f"{type(self).__name__} does not support multi-agent training yet; use PPO, or "
             f"train a single agent (no policies, and an env that is not a MultiAgentEnv)"
         )
+
+    def build_module_learner(
+        self,
+        module_id: str,
+        spec: RLModuleSpec,
+        *,
+        seed: int,
+        config_overrides: Mapping[str, Any] | None = None,
+    ) -> Learner[Any]:
+        """Return the learner of module ``module_id`` built from ``spec`` (its spaces set):
+        what ``add_module()`` adds. Algorithms whose multi-agent learner takes modules
+        (PPO) override it."""
+        raise ConfigError(f"{type(self).__name__} cannot add modules while training; use PPO")
 
     async def atraining_step(self) -> None:
         """Run one iteration: sample, update the learner, sync weights, log metrics.
@@ -522,6 +538,134 @@ class Algorithm(_TrainableOrObject):
     def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:
         """Return the learner's module ``module_id`` (RLlib's; the runners act with it)."""
         return _rllib_surface.get_module(self.learner, module_id)
+
+    def add_module(
+        self,
+        module_id: str,
+        module_spec: RLModuleSpec,
+        *,
+        config_overrides: Mapping[str, Any] | None = None,
+        new_agent_to_module_mapping_fn: Callable[..., str] | None = None,
+        new_should_module_be_updated: Any = None,
+        add_to_learners: bool = True,
+        add_to_env_runners: bool = True,
+        add_to_eval_env_runners: bool = True,
+    ) -> MultiRLModuleSpec:
+        """Add module ``module_id``, built from ``module_spec``, while training (RLlib's).
+
+        The learner gets it (a PPO learner with ``config_overrides``, or one that never
+        trains a class of your own), then the config (``policies``, ``rl_module_spec``,
+        and the new mapping and modules to train if given), then every training and
+        evaluation runner, in-process or not, with the weights. Running episodes keep
+        their mapping. Returns the new MultiRLModuleSpec. Sync twin of ``aadd_module``;
+        callable from sync callbacks (``on_train_result``) on every backend.
+        """
+        call = functools.partial(
+            self.aadd_module,
+            module_id,
+            module_spec,
+            config_overrides=config_overrides,
+            new_agent_to_module_mapping_fn=new_agent_to_module_mapping_fn,
+            new_should_module_be_updated=new_should_module_be_updated,
+            add_to_learners=add_to_learners,
+            add_to_env_runners=add_to_env_runners,
+            add_to_eval_env_runners=add_to_eval_env_runners,
+        )
+        added: MultiRLModuleSpec = self._blocking("add_module", "aadd_module", call)
+        return added
+
+    async def aadd_module(
+        self, module_id: str, module_spec: RLModuleSpec, **kwargs: Any
+    ) -> MultiRLModuleSpec:
+        """Async twin of ``add_module()`` (same keywords)."""
+        self._setup.require(Lifecycle.READY, "add_module")
+        return await _modules.add_module(self._module_parts(), module_id, module_spec, **kwargs)
+
+    def remove_module(
+        self,
+        module_id: str,
+        *,
+        new_agent_to_module_mapping_fn: Callable[..., str] | None = None,
+        new_should_module_be_updated: Any = None,
+        remove_from_learners: bool = True,
+        remove_from_env_runners: bool = True,
+        remove_from_eval_env_runners: bool = True,
+    ) -> MultiRLModuleSpec:
+        """Remove module ``module_id`` from the learner, the config and every runner
+        (RLlib's); the runners drop their ongoing episodes. Returns the new
+        MultiRLModuleSpec. hookbus's runners act with the learner's modules, so the
+        ``remove_from_*`` keywords must stay True. Sync twin of ``aremove_module``."""
+        if not (remove_from_learners and remove_from_env_runners and remove_from_eval_env_runners):
+            raise ConfigError(
+                "remove_module(): hookbus removes a module from the learner and every runner "
+                "at once (the runners act with the learner's modules); leave remove_from_* True"
+            )
+        call = functools.partial(
+            self.aremove_module,
+            module_id,
+            new_agent_to_module_mapping_fn=new_agent_to_module_mapping_fn,
+            new_should_module_be_updated=new_should_module_be_updated,
+        )
+        removed: MultiRLModuleSpec = self._blocking("remove_module", "aremove_module", call)
+        return removed
+
+    async def aremove_module(self, module_id: str, **kwargs: Any) -> MultiRLModuleSpec:
+        """Async twin of ``remove_module()`` (its mapping and training keywords)."""
+        self._setup.require(Lifecycle.READY, "remove_module")
+        return await _modules.remove_module(self._module_parts(), module_id, **kwargs)
+
+    def get_state(
+        self, components: Any = None, *, not_components: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Return RLlib's nested state of what hookbus keeps there: the module weights
+        (``learner_group/learner/rl_module``, by module id) and ``training_iteration``.
+        ``components`` and ``not_components`` pick top-level keys, as RLlib's."""
+        state = _modules.get_state(self._module_parts(), self.training_iteration)
+        keep = [components] if isinstance(components, str) else components
+        drop = [not_components] if isinstance(not_components, str) else not_components or []
+        return {k: v for k, v in state.items() if (keep is None or k in keep) and k not in drop}
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Load RLlib's nested ``state``: module weights by module id (the modules it names;
+        the others keep theirs), sent on to the runners, and ``training_iteration``.
+
+        As RLlib's self-play callback does after ``add_module``: ``algorithm.set_state(
+        {"learner_group": {"learner": {"rl_module": {new_id: main.get_state()}}}})``.
+        Sync twin of ``aset_state``.
+        """
+        self._blocking("set_state", "aset_state", self.aset_state, state)
+
+    async def aset_state(self, state: Mapping[str, Any]) -> None:
+        """Async twin of ``set_state()``."""
+        self._setup.require(Lifecycle.READY, "set_state")
+        iteration = await _modules.set_state(self._module_parts(), state)
+        if iteration is not None:
+            self.training_iteration = iteration
+
+    def _module_records(self) -> dict[str, Any]:
+        """What a checkpoint keeps to rebuild modules added while training."""
+        return _modules.module_records(self._module_parts())
+
+    async def _aadd_saved_modules(self, state: dict[str, Any]) -> list[str]:
+        """Add the modules checkpoint ``state`` holds and this Algorithm lacks."""
+        records = state.get("modules", {})
+        return await _modules.add_saved_modules(self._module_parts(), records, state["learner"])
+
+    async def _aremove_saved_modules(self, module_ids: list[str]) -> None:
+        """Remove modules ``_aadd_saved_modules`` added (a restore failed)."""
+        await _modules.remove_saved_modules(self._module_parts(), module_ids)
+
+    def _module_parts(self) -> ModuleParts:
+        evaluation = self._setup.evaluation
+        return ModuleParts(
+            config=self.config,
+            learner=self.learner,
+            group=self.env_runner_group,
+            evaluation=None
+            if evaluation is None or evaluation.group is None
+            else (evaluation.config, evaluation.module, evaluation.group),
+            build=self.build_module_learner,
+        )
 
     def get_policy(self, policy_id: str = DEFAULT_MODULE_ID) -> NoReturn:
         """Refuse RLlib's old-stack ``get_policy``: name its new-stack counterpart."""

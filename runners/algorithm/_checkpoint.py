@@ -69,6 +69,9 @@ SECTIONS: dict[str, type | tuple[type, ...]] = {
     "extra": dict,
     "config": dict,
 }
+OPTIONAL_SECTIONS: dict[str, type] = {"modules": dict}
+"""Sections a checkpoint may lack: ``modules``, how to rebuild modules added while
+training (``_modules.module_records``)."""
 
 
 def encode_checkpoint(state: dict[str, Any]) -> bytes:
@@ -167,13 +170,14 @@ def _check_sections(state: object, file: Path) -> None:
     if not isinstance(state, dict):
         raise ConfigError(f"{str(file)!r} holds {_describe(state)}, not a checkpoint state")
     missing = [name for name in SECTIONS if name not in state]
-    unknown = sorted(str(name) for name in state if name not in SECTIONS)
+    unknown = sorted(str(n) for n in state if n not in SECTIONS and n not in OPTIONAL_SECTIONS)
     if missing or unknown:
         raise ConfigError(
             f"{str(file)!r} does not hold the sections of a checkpoint: missing {missing!r}, "
             f"unknown {unknown!r}; expected {list(SECTIONS)!r}"
         )
-    for name, kind in SECTIONS.items():
+    optional = {name: kind for name, kind in OPTIONAL_SECTIONS.items() if name in state}
+    for name, kind in {**SECTIONS, **optional}.items():
         value = state[name]
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ConfigError(

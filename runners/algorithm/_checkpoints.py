@@ -54,7 +54,15 @@ class CheckpointStore:
         self._setup.require(Lifecycle.READY, "restore_from_path")
         name = type(self._algorithm).__name__
         state = await anyio.to_thread.run_sync(read_checkpoint, path, name)
-        load_state(self._algorithm, state, path)
+        # Modules added while training, which a fresh Algorithm lacks, first: the learner's
+        # structure check then sees them; a failed restore removes them again.
+        added = await self._algorithm._aadd_saved_modules(state)
+        try:
+            load_state(self._algorithm, state, path)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._algorithm._aremove_saved_modules(added)
+            raise
         weights = self._setup.ready_learner().module.get_state()
         await self._setup.ready_group().sync_weights(weights)
         await self._publisher.publish(CheckpointLoaded, path=str(path))

@@ -71,6 +71,11 @@ class Evaluation:
         self._throughput: float | None = None  # env steps per second of one runner ("auto")
         self._custom = algorithm.config.custom_evaluation_function
 
+    @property
+    def module(self) -> Any:
+        """The evaluation runners' own module copy (None before ``setup()``)."""
+        return self._module
+
     # --- lifecycle --------------------------------------------------------------------------
 
     async def setup(self) -> None:

@@ -59,6 +59,12 @@ class Checkpointed(AlgorithmParts, Protocol):
 
     def check_extra_state(self, state: dict[str, Any]) -> None: ...
 
+    def _module_records(self) -> dict[str, Any]: ...
+
+    async def _aadd_saved_modules(self, state: dict[str, Any]) -> list[str]: ...
+
+    async def _aremove_saved_modules(self, module_ids: list[str]) -> None: ...
+
 
 class Restorable(Protocol):
     """An Algorithm as ``from_checkpoint`` uses it once built."""
@@ -120,8 +126,11 @@ class _Part(NamedTuple):
 
 
 def saved_state(algo: Checkpointed) -> dict[str, Any]:
-    """Return everything a checkpoint holds of ``algo`` (``_checkpoint.SECTIONS``)."""
+    """Return everything a checkpoint holds of ``algo`` (``_checkpoint.SECTIONS``), and
+    ``"modules"`` if it has modules a fresh Algorithm may lack (added while training)."""
+    records = algo._module_records()
     return {
+        **({"modules": records} if records else {}),
         "algorithm": type(algo).__name__,
         "training_iteration": algo.training_iteration,
         "learner": algo.learner.get_state(),

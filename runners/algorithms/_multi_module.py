@@ -35,8 +35,9 @@ TrainsModule = Callable[[str, Batch | None], bool]
 class MultiAgentModule(Mapping[str, RLModule]):
     """Hold modules by module id: what EnvRunners act with (RLlib's ``MultiRLModule``).
 
-    A read-only mapping (``module["p0"].forward_exploration(obs, rng)``) whose state is
-    nested by module id. It pickles when its modules do (it is sent to worker processes).
+    A mapping (``module["p0"].forward_exploration(obs, rng)``) whose state is nested by
+    module id; ``add_module`` and ``remove_module`` change it (``Algorithm.add_module``).
+    It pickles when its modules do (it is sent to worker processes).
     """
 
     def __init__(self, modules: Mapping[str, RLModule]) -> None:
@@ -99,6 +100,9 @@ class ActingLearner:
     Its state is the module's; an update is a ConfigError naming the module, since
     hookbus's learners train only their own modules.
     """
+
+    acts_only = True
+    """Never trained: checkpoints keep the module's state, not how to build it."""
 
     def __init__(self, module_id: str, module: RLModule) -> None:
         self.module_id = module_id

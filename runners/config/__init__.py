@@ -31,6 +31,7 @@ from ._multi_agent import (
     module_spaces as module_spaces,
     module_spec as module_spec,
     policy_specs as policy_specs,
+    set_multi_agent as set_multi_agent,
     trains_module as trains_module,
 )
 from ._sections import section as section
@@ -84,6 +85,7 @@ __all__ = (
     "optional",
     "policy_specs",
     "section",
+    "set_multi_agent",
     "settings_markdown",
     "settings_rows",
     "trains_module",

@@ -28,6 +28,7 @@ __all__ = (
     "module_spaces",
     "module_spec",
     "policy_specs",
+    "set_multi_agent",
     "trains_module",
 )
 
@@ -257,6 +258,24 @@ def module_spaces(config: MultiAgentSettings, env: MultiAgentEnv) -> dict[str, t
                 raise ConfigError(f"policy {pid!r}: {exc.args[0]}") from None
         spaces[pid] = (obs_space, act_space)
     return spaces
+
+
+def set_multi_agent(config: Any, settings: Mapping[str, Any]) -> None:
+    """Set ``multi_agent()`` settings and ``rl_module_spec`` on ``config``, frozen or not.
+
+    What ``Algorithm.add_module`` and ``remove_module`` change, as RLlib's do: thaw the
+    config, set, freeze it again if it was.
+    """
+    frozen = config.is_frozen
+    object.__setattr__(config, "_is_frozen", False)
+    try:
+        multi_agent = {k: v for k, v in settings.items() if k != "rl_module_spec"}
+        config.multi_agent(**multi_agent)
+        if "rl_module_spec" in settings:
+            config.rl_module(rl_module_spec=settings["rl_module_spec"])
+    finally:
+        if frozen:
+            config.freeze()
 
 
 def _shared_spaces(env: MultiAgentEnv) -> tuple[Any, Any] | None:

@@ -13,7 +13,7 @@ from hookbus.events import EpisodeStep
 from hookbus.kernel import ConfigError
 
 from .._exploration import make_exploration
-from ..config import is_multi_agent, mapping_fn, module_spaces
+from ..config import is_multi_agent, mapping_fn, module_spaces, policy_specs, set_multi_agent
 from ..envs import (
     EnvContext,
     MultiAgentEnv,
@@ -278,6 +278,22 @@ class MultiAgentSteps:
             sampling.timestep = timestep_before + steps
         return steps
 
+    def change_modules(
+        self, config: AlgorithmConfig[Any], added: Sequence[str], removed: Sequence[str]
+    ) -> None:
+        """Act with the modules ``config`` now has: ``added`` take their PolicySpec's
+        spaces (as the module takes them), ``removed`` are forgotten; new episodes map
+        their agents with ``config``'s mapping (running ones keep theirs)."""
+        policies = policy_specs(config)
+        for module_id in removed:
+            self.spaces.pop(module_id, None)
+            self.exploration.pop(module_id, None)
+        for module_id in added:
+            spec = policies[module_id]
+            self.spaces[module_id] = (spec.observation_space, spec.action_space)
+            self.exploration[module_id] = make_exploration(config.exploration, spec.action_space)
+        self._mapping = mapping_fn(config)
+
     def end_early(self, i: int) -> None:
         """Nothing to do: ``restart()`` resets the sub-env at once."""
 
@@ -349,6 +365,31 @@ class MultiAgentEnvRunner(EnvRunner):
         """Return an agent's ``episode``'s observations as its module takes them, stacked
         (``module_observations`` of its observations)."""
         return self.module_observations(episode.observations, episode)
+
+    def change_modules(
+        self, settings: dict[str, Any], *, add: dict[str, Any], remove: list[str]
+    ) -> None:
+        """Take the modules ``Algorithm.add_module`` / ``remove_module`` changed.
+
+        ``settings`` are the config's new multi-agent settings (and ``rl_module_spec``),
+        set on this runner's config (an in-process runner shares the Algorithm's: setting
+        them again changes nothing); ``add`` (module id to module) joins the runner's
+        module unless it has it (in-process runners share the learner's); ``remove``
+        leaves it. After a removal the ongoing episodes are dropped (RLlib's), so that no
+        agent is left with a module that is gone.
+        """
+        set_multi_agent(self.config, settings)
+        module = self.module
+        for module_id, new in add.items():
+            if module_id not in module:
+                module.add_module(module_id, new)
+        for module_id in remove:
+            module.remove_module(module_id, raise_err_if_not_found=False)
+        steps = cast(MultiAgentSteps, self._steps)
+        joined = [m for m in policy_specs(self.config) if m not in steps.spaces]
+        steps.change_modules(self.config, joined, remove)
+        if remove:
+            self._drop_ongoing()
 
     def compute_single_action(
         self, observation: Any, *, explore: bool | None = None, policy_id: str | None = None

@@ -36,7 +36,25 @@ SURFACE = {
         "**tune_arguments: 'Any') -> 'None'",
     ),
     "__repr__": ("function", "(self) -> 'str'"),
+    "aadd_module": (
+        "function",
+        "(self, module_id: 'str', module_spec: 'RLModuleSpec', **kwargs: 'Any') "
+        "-> 'MultiRLModuleSpec'",
+    ),
+    "add_module": (
+        "function",
+        "(self, module_id: 'str', module_spec: 'RLModuleSpec', *, "
+        "config_overrides: 'Mapping[str, Any] | None' = None, "
+        "new_agent_to_module_mapping_fn: 'Callable[..., str] | None' = None, "
+        "new_should_module_be_updated: 'Any' = None, add_to_learners: 'bool' = True, "
+        "add_to_env_runners: 'bool' = True, add_to_eval_env_runners: 'bool' = True) "
+        "-> 'MultiRLModuleSpec'",
+    ),
     "aevaluate": ("function", "(self) -> 'dict[str, Any]'"),
+    "aremove_module": (
+        "function",
+        "(self, module_id: 'str', **kwargs: 'Any') -> 'MultiRLModuleSpec'",
+    ),
     "arestore_env_runners": (
         "function",
         "(self, env_runner_group: 'EnvRunnerGroup') -> 'list[int]'",
@@ -49,6 +67,7 @@ SURFACE = {
         "function",
         "(self, path: 'str | os.PathLike[str] | None' = None) -> 'Path'",
     ),
+    "aset_state": ("function", "(self, state: 'Mapping[str, Any]') -> 'None'"),
     "asetup": ("function", "(self) -> 'None'"),
     "astop": ("function", "(self) -> 'None'"),
     "atrain": ("function", "(self) -> 'dict[str, Any]'"),
@@ -57,6 +76,11 @@ SURFACE = {
         "function",
         "(self, observation_space: 'gym.Space[Any]', "
         "action_space: 'gym.Space[Any]') -> 'Learner[Any]'",
+    ),
+    "build_module_learner": (
+        "function",
+        "(self, module_id: 'str', spec: 'RLModuleSpec', *, seed: 'int', "
+        "config_overrides: 'Mapping[str, Any] | None' = None) -> 'Learner[Any]'",
     ),
     "build_multi_agent_learner": ("function", "(self, spaces: 'Spaces') -> 'MultiLearner[Any]'"),
     "check_extra_state": ("function", "(self, state: 'dict[str, Any]') -> 'None'"),
@@ -95,6 +119,11 @@ SURFACE = {
     "get_extra_state": ("function", "(self) -> 'dict[str, Any]'"),
     "get_module": ("function", "(self, module_id: 'str' = 'default_policy') -> 'Any'"),
     "get_policy": ("function", "(self, policy_id: 'str' = 'default_policy') -> 'NoReturn'"),
+    "get_state": (
+        "function",
+        "(self, components: 'Any' = None, *, not_components: 'Any' = None, **kwargs: 'Any') "
+        "-> 'dict[str, Any]'",
+    ),
     "get_weights": ("function", "(self) -> 'dict[str, Any]'"),
     "iteration": ("property", ""),
     "learner": ("property", ""),
@@ -102,6 +131,14 @@ SURFACE = {
     "learner_settings": ("function", "(self) -> 'LearnerSettings'"),
     "load_checkpoint": ("function", "(self, checkpoint: 'str | os.PathLike[str]') -> 'None'"),
     "reset_config": ("function", "(self, new_config: 'dict[str, Any]') -> 'bool'"),
+    "remove_module": (
+        "function",
+        "(self, module_id: 'str', *, "
+        "new_agent_to_module_mapping_fn: 'Callable[..., str] | None' = None, "
+        "new_should_module_be_updated: 'Any' = None, remove_from_learners: 'bool' = True, "
+        "remove_from_env_runners: 'bool' = True, remove_from_eval_env_runners: 'bool' = True) "
+        "-> 'MultiRLModuleSpec'",
+    ),
     "restore": ("function", "(self, checkpoint_path: 'Any', **kwargs: 'Any') -> 'None'"),
     "restore_env_runners": (
         "function",
@@ -121,6 +158,7 @@ SURFACE = {
         "(self, path: 'str | os.PathLike[str] | None' = None) -> 'Path'",
     ),
     "set_extra_state": ("function", "(self, state: 'dict[str, Any]') -> 'None'"),
+    "set_state": ("function", "(self, state: 'Mapping[str, Any]') -> 'None'"),
     "set_weights": ("function", "(self, weights: 'dict[str, Any]') -> 'None'"),
     "setup": ("function", "(self, config: 'dict[str, Any]') -> 'None'"),
     "step": ("function", "(self) -> 'dict[str, Any]'"),
