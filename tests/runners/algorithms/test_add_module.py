@@ -215,3 +215,25 @@ def test_bad_module_changes_are_refused_by_name() -> None:
         assert set(state["learner_group"]["learner"]["rl_module"]) == {"default_policy"}
         algo.set_state({**state, "training_iteration": 5})
         assert algo.training_iteration == 5
+
+
+@pytest.mark.parametrize("backend", ["inline", "process"])
+def test_evaluation_runners_get_the_added_module_and_mapping(backend: str) -> None:
+    config = game().evaluation(
+        evaluation_interval=1,
+        evaluation_num_env_runners=1,
+        evaluation_duration=20,
+        evaluation_config={"backend": backend},
+    )
+    with config.callbacks(AddsACopy).build() as algo:
+        first = algo.train()
+        assert set(played(first["evaluation"])) == {"opponent"}
+        algo.train()
+        third = algo.train()
+        snapshot = first["snapshot"]
+        group = algo.eval_env_runner_group
+        assert group is not None
+        copies = group.foreach_env_runner(lambda r: r.module["main_v1"].get_state())
+    assert set(played(third["evaluation"])) == {"main_v1"}
+    assert len(copies) == 2
+    assert all(same(w, snapshot) for w in copies)
