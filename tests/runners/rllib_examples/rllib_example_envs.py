@@ -102,6 +102,64 @@ class CartPoleCrashing(CartPoleEnv):
 MultiAgentCartPoleCrashing = make_multi_agent(lambda config: CartPoleCrashing(config))
 
 
+class CartPoleWithDictObservationSpace(CartPoleEnv):
+    """CartPole whose observation is a nested Dict holding the same four numbers.
+
+    As RLlib's example env: ``{"x-pos": Box(1,), "angular-pos": {"value": Box(()),
+    "some_random_stuff": Discrete(3)}, "velocs": (Box(1,), Box(()))}``, a Dict within the
+    Dict, a Tuple, shapes (1,) and (), and one Discrete that carries only noise.
+    """
+
+    def __init__(self, config: Any = None) -> None:
+        super().__init__()
+        low, high = self.observation_space.low, self.observation_space.high
+        box = gym.spaces.Box
+        self.observation_space = gym.spaces.Dict(
+            {
+                "x-pos": box(low[0], high[0], (1,), dtype=np.float32),
+                "angular-pos": gym.spaces.Dict(
+                    {
+                        "value": box(low[2], high[2], (), dtype=np.float32),
+                        "some_random_stuff": gym.spaces.Discrete(3),
+                    }
+                ),
+                "velocs": gym.spaces.Tuple(
+                    [
+                        box(low[1], high[1], (1,), dtype=np.float32),
+                        box(low[3], high[3], (), dtype=np.float32),
+                    ]
+                ),
+            }
+        )
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        observation, info = super().reset(seed=seed, options=options)
+        return self._as_dict(observation), info
+
+    def step(self, action: Any) -> Any:
+        observation, reward, terminated, truncated, info = super().step(action)
+        return self._as_dict(observation), reward, terminated, truncated, info
+
+    def _as_dict(self, cartpole: np.ndarray) -> dict[str, Any]:
+        # CartPole's observation: x, x-velocity, angle, angular velocity.
+        return {
+            "x-pos": np.array([cartpole[0]], np.float32),
+            "angular-pos": {
+                "value": np.array(cartpole[2], np.float32),
+                "some_random_stuff": int(self.np_random.integers(3)),
+            },
+            "velocs": (
+                np.array([cartpole[1]], np.float32),
+                np.array(cartpole[3], np.float32),
+            ),
+        }
+
+
+MultiAgentCartPoleWithDictObservationSpace = make_multi_agent(
+    lambda config: CartPoleWithDictObservationSpace(config)
+)
+
+
 class TicTacToe(MultiAgentEnv):
     """Two players take turns on a 3x3 board; only the player to move is observed.
 

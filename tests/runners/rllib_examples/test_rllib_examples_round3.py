@@ -1,0 +1,104 @@
+"""RLlib's checkpoint, multi-agent and connector examples and three doc pages, ported.
+
+As in test_rllib_examples.py: each script runs as ``python script.py <options>`` would,
+with stop criteria small enough for CI; each file's header says what it changed besides
+imports. Scripts that are about Tune (their results are a ``ResultGrid``) run under Tune
+on the session's local Ray; the others with ``--no-tune``. A doc page is one script: its
+code blocks in the page's order.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hookbus.runners
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the scripts import rllib_example_envs, as workers do
+
+
+@pytest.fixture
+def results(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What the scripts' ``run_rllib_example_script_experiment`` calls return, in order."""
+    returned: list[Any] = []
+    run = hookbus.runners.run_rllib_example_script_experiment
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        returned.append(run(*args, **kwargs))
+        return returned[-1]
+
+    monkeypatch.setattr(hookbus.runners, "run_rllib_example_script_experiment", recording)
+    return returned
+
+
+def run_script(name: str, *argv: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Run ``name`` as ``__main__`` with ``argv``; return its module globals."""
+    monkeypatch.setattr(sys, "argv", [name, *argv])
+    return runpy.run_path(str(HERE / name), run_name="__main__")
+
+
+@pytest.fixture
+def tune_storage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where Tune writes its experiments when a script names no place (not ~/ray_results)."""
+    import ray.tune.experiment.experiment
+
+    monkeypatch.setattr(ray.tune.experiment.experiment, "DEFAULT_STORAGE_PATH", str(tmp_path))
+    return tmp_path
+
+
+def test_different_spaces_for_agents_trains_main0_alone(
+    monkeypatch: pytest.MonkeyPatch, results: list[Any]
+) -> None:
+    run_script(
+        "different_spaces_for_agents.py", "--no-tune", "--stop-iters", "2", monkeypatch=monkeypatch
+    )
+    # Both policies act (each on its agent's own spaces); policies_to_train=["main0"].
+    steps = results[0]["env_runners"]["num_module_steps_sampled"]
+    assert set(steps) == {"main0", "main1"}
+    assert all(n > 0 for n in steps.values())
+    assert set(results[0]["learners"]) == {"main0"}
+
+
+@pytest.mark.parametrize(
+    ("agents", "reward"), [("0", "60"), ("2", "100")], ids=["one-agent", "two-agents"]
+)
+def test_flatten_observations_dict_space_learns_cartpole(
+    agents: str, reward: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A random policy returns about 22 per agent: the thresholds need some learning.
+    run_script(
+        "flatten_observations_dict_space.py",
+        "--no-tune",
+        "--as-test",
+        "--num-agents",
+        agents,
+        "--stop-reward",
+        reward,
+        "--stop-iters",
+        "15",
+        monkeypatch=monkeypatch,
+    )
+    out = capsys.readouterr().out
+    assert f"`env_runners/episode_return_mean` of {float(reward)} reached! ok" in out
+
+
+@pytest.mark.usefixtures("ray_cluster", "tune_storage")
+def test_checkpoint_by_custom_criteria_picks_checkpoints_from_three_trials(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_script(
+        "checkpoint_by_custom_criteria.py",
+        "--enable-new-api-stack",
+        "--stop-iters",
+        "2",
+        monkeypatch=monkeypatch,
+    )
+    out = capsys.readouterr().out
+    assert "Best trial was the one with lr=" in out
+    assert "Checkpoint w/ lowest policy loss (" in out
+    assert "Checkpoint w/ highest value function loss: Checkpoint(" in out
