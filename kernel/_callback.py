@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import sys
 import warnings
@@ -105,10 +106,13 @@ def overridden_hooks(callback: object) -> list[str]:
 
 
 def instantiate(items: Iterable[object]) -> list[object]:
-    """Turn callback classes (checked already) into instances; instances pass through."""
+    """Turn callback classes (checked already) into instances, and ``functools.partial``s of
+    callback classes (RLlib's examples pass them) into theirs; instances pass through."""
     instances = []
     for item in items:
-        if isinstance(item, type):
+        if isinstance(item, functools.partial) and isinstance(item.func, type):
+            item = item()
+        elif isinstance(item, type):
             try:
                 item = item()
             except TypeError as exc:

@@ -10,6 +10,7 @@ pass, and a required positional-only parameter can never be filled.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -69,9 +70,23 @@ def check_callback(item: object, where: str = "callbacks_class") -> None:
     """Raise ConfigError unless ``item`` is a callback class or instance whose hooks fit.
 
     Accepted: a ``Callback`` subclass or instance, or any class or object with hook-named
-    methods (duck typing). A class must be instantiable with no arguments. ``where`` names
-    the item in messages (``"callbacks_class[1]"``).
+    methods (duck typing). A class must be instantiable with no arguments, or be given as
+    ``functools.partial(cls, *args, **kwargs)`` with its arguments (RLlib's examples do).
+    ``where`` names the item in messages (``"callbacks_class[1]"``).
     """
+    built_with_arguments = isinstance(item, functools.partial) and isinstance(item.func, type)
+    if isinstance(item, functools.partial) and isinstance(item.func, type):
+        cls = item.func
+        try:
+            inspect.signature(cls).bind(*item.args, **item.keywords)
+        except TypeError as exc:
+            raise ConfigError(
+                f"{where}: cannot instantiate callback class {cls.__qualname__} with the "
+                f"partial's arguments: {exc}"
+            ) from None
+        except ValueError:  # no signature to read: instantiation will tell
+            pass
+        item = cls
     if isinstance(item, type):
         hooks = _class_hooks(item)
         if not hooks and not issubclass(item, Callback):
@@ -80,7 +95,8 @@ def check_callback(item: object, where: str = "callbacks_class") -> None:
                 f"{item.__qualname__}, which neither subclasses hookbus.kernel.Callback nor "
                 f"defines a hook method ({_some_hooks()})"
             )
-        _check_no_argument_constructor(item, where)
+        if not built_with_arguments:
+            _check_no_argument_constructor(item, where)
         for hook in hooks:
             method = inspect.getattr_static(item, hook)
             plain = inspect.isfunction(method)  # unbound: its first parameter is self

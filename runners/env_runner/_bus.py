@@ -31,7 +31,8 @@ def make_bus(
     """
     classes = config.callbacks_class
     if not observers:
-        classes = [c for c in classes if not getattr(c, "observer", False)]
+        # A functools.partial of a class (RLlib's examples give them) is its class's kind.
+        classes = [c for c in classes if not getattr(getattr(c, "func", c), "observer", False)]
     options = config.bus_options
     hooks: dict[str, Any] = config.callbacks_per_hook  # hook names: none is an option's
     if bus is None:

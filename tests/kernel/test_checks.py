@@ -241,3 +241,28 @@ def test_unknown_hooks_options_and_plugins_are_refused_by_check_callbacks() -> N
         check_callbacks(plugins=["nope"])
     with pytest.raises(ConfigError, match="plugins must be True, False or a list"):
         check_callbacks(plugins="nope")
+
+
+def test_a_partial_of_a_class_is_built_with_its_arguments() -> None:
+    # RLlib's examples pass functools.partial(SelfPlayCallback, win_rate_threshold=0.95).
+    class Threshold(Callback):
+        def __init__(self, threshold: float) -> None:
+            super().__init__()
+            self.threshold = threshold
+
+        def on_train_result(self, **kwargs: Any) -> None:
+            pass
+
+    check_callbacks(functools.partial(Threshold, threshold=0.5))
+    bus = Bus([functools.partial(Threshold, threshold=0.5)])
+    (built,) = bus.callbacks
+    assert isinstance(built, Threshold)
+    assert built.threshold == 0.5
+    with pytest.raises(
+        ConfigError,
+        match=r"cannot instantiate callback class .*Threshold with the partial's arguments: "
+        r"got an unexpected keyword argument 'limit'",
+    ):
+        check_callbacks([functools.partial(Threshold, 0.5, limit=1)])
+    with pytest.raises(ConfigError, match=r"got the class dict, which neither subclasses"):
+        check_callbacks(functools.partial(dict, a=1))

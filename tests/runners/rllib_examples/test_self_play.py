@@ -3,12 +3,12 @@ ported (self_play_callback.py): frozen copies of "main" join the league from
 on_train_result while main keeps learning.
 
 The config is the example's new-stack one, line for line, on a small two-player game in
-place of open_spiel's connect four (not installed here), with CI-sized batches; the
-callback is given as an instance, where the example passes a ``functools.partial``.
+place of open_spiel's connect four (not installed here), with CI-sized batches.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,7 @@ def self_play_config(threshold: float, snapshots: Snapshots, **env_runners: Any)
     return (
         PPOConfig()
         .environment(TargetGame)
-        .callbacks([SelfPlayCallback(win_rate_threshold=threshold), snapshots])
+        .callbacks([functools.partial(SelfPlayCallback, win_rate_threshold=threshold), snapshots])
         .env_runners(**env_runners)
         .multi_agent(
             policies={"main", "random"},
