@@ -230,9 +230,14 @@ def module_spaces(config: MultiAgentSettings, env: MultiAgentEnv) -> dict[str, t
             first_agent.setdefault(mapped(agent_id, None), agent_id)
     except ConfigError:
         raise
-    except Exception:
+    except Exception as exc:
         shared = _shared_spaces(env)
         if shared is None:
+            exc.add_note(
+                "hookbus: policy_mapping_fn is asked with episode=None for the policies' "
+                "spaces, as RLlib asks it, and the agents' spaces differ; give each policy "
+                "its spaces: policies={id: PolicySpec(observation_space=..., action_space=...)}"
+            )
             raise
     spaces = {}
     for pid, spec in policy_specs(config).items():

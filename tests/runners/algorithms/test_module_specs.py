@@ -201,3 +201,22 @@ def test_a_policys_overrides_name_settings_of_the_config() -> None:
     )
     with pytest.raises(ConfigError, match=r"policies\['opponent'\].*Invalid property name lrr"):
         config.validate()
+
+
+class TwoShapes(TargetGame):
+    """TargetGame whose agent 1 sees its target one-hot among 6 (agent 0: among 5)."""
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__(config)
+        self.observation_spaces = {0: BOX, 1: gym.spaces.Box(0.0, 1.0, (6,), np.float32)}
+
+
+def by_episode(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+    return "main" if hash(episode.id_) % 2 == agent_id else "opponent"
+
+
+def test_a_mapping_that_needs_an_episode_asks_for_spaces_when_agents_differ() -> None:
+    config = game(RLModuleSpec(module_class=RandomRLModule), policy_mapping_fn=by_episode)
+    with pytest.raises(AttributeError, match="id_") as info:
+        config.environment(TwoShapes).build()
+    assert "asked with episode=None" in "\n".join(info.value.__notes__)
