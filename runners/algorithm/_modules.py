@@ -133,7 +133,7 @@ async def add_module(
     )
     # Built: from here on nothing the user gave is checked any more.
     learner.add_module(module_id, new)
-    policies = policy_specs(parts.config)
+    policies = _policies(parts)
     policies[module_id] = PolicySpec(
         spec.observation_space, spec.action_space, config=config_overrides
     )
@@ -174,7 +174,7 @@ async def remove_module(
     if len(learner.learners) == 1:
         raise ConfigError(f"cannot remove {module_id!r}, the only module")
     learner.remove_module(module_id)
-    policies = policy_specs(parts.config)
+    policies = _policies(parts)
     del policies[module_id]
     multi = _multi_spec(parts.config)
     multi.remove_modules(module_id)
@@ -232,6 +232,25 @@ def _settings(
     if should is not None:
         settings["policies_to_train"] = should
     return settings
+
+
+def _policies(parts: ModuleParts) -> dict[str, PolicySpec]:
+    """Return the config's policies, each with its module's spaces as the runners have them.
+
+    The config then gives every module's spaces by itself: a runner restarted later builds
+    them from it, whatever the new mapping sends (or no longer sends) to each module.
+    """
+    spaces = parts.group.local_env_runner.get_spaces()
+    policies = policy_specs(parts.config)
+    for module_id, spec in policies.items():
+        if module_id in spaces and (spec.observation_space is None or spec.action_space is None):
+            obs_space, act_space = spaces[module_id]
+            policies[module_id] = dataclasses.replace(
+                spec,
+                observation_space=spec.observation_space or obs_space,
+                action_space=spec.action_space or act_space,
+            )
+    return policies
 
 
 def _multi_spec(config: AlgorithmConfig[Any]) -> MultiRLModuleSpec:

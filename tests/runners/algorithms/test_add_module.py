@@ -3,6 +3,8 @@ from on_train_result, on every backend; set_state of their weights; checkpoints 
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -236,4 +238,26 @@ def test_evaluation_runners_get_the_added_module_and_mapping(backend: str) -> No
         copies = group.foreach_env_runner(lambda r: r.module["main_v1"].get_state())
     assert set(played(third["evaluation"])) == {"main_v1"}
     assert len(copies) == 2
+    assert all(same(w, snapshot) for w in copies)
+
+
+def test_a_worker_restarted_after_an_add_has_the_module_and_mapping() -> None:
+    config = game(num_env_runners=1, backend="process").fault_tolerance(
+        delay_between_env_runner_restarts_s=0.0
+    )
+    with config.callbacks(AddsACopy).build() as algo:
+        snapshot = algo.train()["snapshot"]
+        (pid,) = algo.env_runner_group.foreach_env_runner(
+            lambda runner: os.getpid(), local_env_runner=False
+        )
+        os.kill(pid, signal.SIGKILL)
+        algo.train()  # the killed worker fails, and is restarted from its handle
+        result = algo.train()
+        (new_pid,) = algo.env_runner_group.foreach_env_runner(
+            lambda runner: os.getpid(), local_env_runner=False
+        )
+        copies = runner_weights(algo, "main_v1")
+    assert new_pid != pid
+    assert algo.env_runner_group.num_remote_worker_restarts() == 1
+    assert played(result) == {"main_v1": 64}
     assert all(same(w, snapshot) for w in copies)
