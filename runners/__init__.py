@@ -78,6 +78,7 @@ from .algorithms.ppo import (
 )
 from .app import (
     add_rllib_example_script_args as add_rllib_example_script_args,
+    check_learning_achieved as check_learning_achieved,
     run_rllib_example_script_experiment as run_rllib_example_script_experiment,
 )
 from .backends import BACKENDS as BACKENDS
@@ -220,6 +221,7 @@ __all__ = (
     "add_rllib_example_script_args",
     "apply_reset",
     "apply_step",
+    "check_learning_achieved",
     "get_trainable_cls",
     "list_checkpoints",
     "make_multi_agent",

@@ -29,7 +29,7 @@ from ._example_args import add_rllib_example_script_args
 if TYPE_CHECKING:
     from ..config import AlgorithmConfig
 
-__all__ = ("run_rllib_example_script_experiment",)
+__all__ = ("check_learning_achieved", "run_rllib_example_script_experiment")
 
 _RETURN = f"{ENV_RUNNER_RESULTS}/{EPISODE_RETURN_MEAN}"
 _EVAL_RETURN = f"{EVALUATION_RESULTS}/{ENV_RUNNER_RESULTS}/{EPISODE_RETURN_MEAN}"
@@ -44,6 +44,7 @@ def run_rllib_example_script_experiment(
     trainable: type | None = None,
     tune_callbacks: list[Any] | None = None,
     keep_config: bool = False,
+    keep_ray_up: bool = False,
     scheduler: Any = None,
     progress_reporter: Any = None,
 ) -> Any:
@@ -57,6 +58,9 @@ def run_rllib_example_script_experiment(
     returned; otherwise Ray Tune runs the trials and its ``ResultGrid`` is returned. With
     ``--as-test`` the run raises ValueError unless ``success_metric`` (default: the
     evaluation's or the training mean return in ``stop``, else ``--stop-reward``) is met.
+    ``keep_ray_up`` (RLlib's, which shuts Ray down at the end without it) has no effect:
+    hookbus leaves Ray as it is, so a script that goes on with Ray (RLlib's self-play
+    examples) and one that does not both run.
     """
     if args is None:
         args = add_rllib_example_script_args().parse_args()
@@ -83,6 +87,27 @@ def run_rllib_example_script_experiment(
             raise ValueError(f"`{metric}` of {threshold} not reached (best: {reached})!")
         print(f"`{metric}` of {threshold} reached! ok")
     return result
+
+
+def check_learning_achieved(
+    tune_results: Any,
+    min_value: float,
+    evaluation: bool | None = None,
+    metric: str = _RETURN,
+) -> None:
+    """Raise ValueError unless some iteration of some trial reached ``min_value``.
+
+    As RLlib's: ``tune_results`` is a Tune ``ResultGrid``; ``evaluation`` True reads
+    ``evaluation/<metric>``, False ``<metric>``, None the evaluation's where a row has it.
+    """
+    recorded = []
+    for _, row in tune_results.get_dataframe().iterrows():
+        evaluated = f"{EVALUATION_RESULTS}/{metric}"
+        use_evaluation = evaluation or (evaluation is None and evaluated in row)
+        recorded.append(row[evaluated] if use_evaluation else row[metric])
+    if max(recorded) < min_value:
+        raise ValueError(f"`{metric}` of {min_value} not reached!")
+    print(f"`{metric}` of {min_value} reached! ok")
 
 
 def _apply_args(config: AlgorithmConfig[Any], args: argparse.Namespace) -> AlgorithmConfig[Any]:
