@@ -45,9 +45,11 @@ def run_script(name: str, *argv: str, monkeypatch: pytest.MonkeyPatch) -> dict[s
 @pytest.fixture
 def tune_storage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Where Tune writes its experiments when a script names no place (not ~/ray_results)."""
+    import ray.train.constants
     import ray.tune.experiment.experiment
 
-    monkeypatch.setattr(ray.tune.experiment.experiment, "DEFAULT_STORAGE_PATH", str(tmp_path))
+    for module in (ray.train.constants, ray.tune.experiment.experiment):
+        monkeypatch.setattr(module, "DEFAULT_STORAGE_PATH", str(tmp_path))
     return tmp_path
 
 
@@ -102,3 +104,29 @@ def test_checkpoint_by_custom_criteria_picks_checkpoints_from_three_trials(
     assert "Best trial was the one with lr=" in out
     assert "Checkpoint w/ lowest policy loss (" in out
     assert "Checkpoint w/ highest value function loss: Checkpoint(" in out
+
+
+@pytest.mark.usefixtures("ray_cluster", "tune_storage")
+def test_continue_training_from_checkpoint_resumes_after_the_crash(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import time
+
+    # The script's last step waits 20 s for WandB's uploads (none here): skip that one.
+    sleep = time.sleep
+    monkeypatch.setattr(time, "sleep", lambda s: None if s == 20 else sleep(s))
+    run_script(
+        "continue_training_from_checkpoint.py",
+        "--enable-new-api-stack",
+        "--as-test",
+        "--stop-reward-crash",
+        "30",
+        "--stop-reward",
+        "45",
+        monkeypatch=monkeypatch,
+    )
+    # The trial crashed (Tune logs it on the driver), was resumed, and reached 45.
+    assert "RuntimeError: Intended crash after reaching trigger return." in caplog.text
+    assert "`env_runners/episode_return_mean` of 45.0 reached! ok" in capsys.readouterr().out
