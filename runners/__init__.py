@@ -78,7 +78,9 @@ from .algorithms.ppo import (
 )
 from .app import (
     add_rllib_example_script_args as add_rllib_example_script_args,
+    check as check,
     check_learning_achieved as check_learning_achieved,
+    convert_to_numpy as convert_to_numpy,
     run_rllib_example_script_experiment as run_rllib_example_script_experiment,
 )
 from .backends import BACKENDS as BACKENDS
@@ -221,7 +223,9 @@ __all__ = (
     "add_rllib_example_script_args",
     "apply_reset",
     "apply_step",
+    "check",
     "check_learning_achieved",
+    "convert_to_numpy",
     "get_trainable_cls",
     "list_checkpoints",
     "make_multi_agent",
