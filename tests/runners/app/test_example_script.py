@@ -81,6 +81,14 @@ def test_a_given_stop_replaces_the_default_one() -> None:
     assert result[TRAINING_ITERATION] == 1
 
 
+def test_rllibs_keep_ray_up_is_taken() -> None:
+    # RLlib's self-play examples pass it, to play against the trained policy afterwards.
+    args = parse("--no-tune", "--env", "CartPole-v1")
+    stop = {TRAINING_ITERATION: 1}
+    result = run_rllib_example_script_experiment(small_config(), args, stop=stop, keep_ray_up=True)
+    assert result[TRAINING_ITERATION] == 1
+
+
 def test_as_test_raises_unless_the_success_metric_is_reached(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
