@@ -335,7 +335,9 @@ async def add_saved_modules(
                 continue
             record = records.get(module_id)
             if not isinstance(record, Mapping) or record.get("acts_only"):
-                what = f"of class {record['module_class']} " if record else ""
+                what = (
+                    f"of class {record.get('module_class')} " if isinstance(record, Mapping) else ""
+                )
                 raise ConfigError(
                     f"the checkpoint holds module {module_id!r} {what}which this Algorithm "
                     f"lacks and a checkpoint cannot rebuild (it keeps data, never code): "

@@ -261,3 +261,22 @@ def test_a_worker_restarted_after_an_add_has_the_module_and_mapping() -> None:
     assert algo.env_runner_group.num_remote_worker_restarts() == 1
     assert played(result) == {"main_v1": 64}
     assert all(same(w, snapshot) for w in copies)
+
+
+def test_a_checkpoint_names_an_added_module_of_ones_own_class_it_cannot_rebuild(
+    tmp_path: Path,
+) -> None:
+    with game().build() as algo:
+        algo.add_module("random_2", RLModuleSpec(module_class=RandomRLModule))
+        path = algo.save_to_path(tmp_path / "ckpt")
+    with game().build() as fresh:
+        before = fresh.get_weights()
+        with pytest.raises(
+            ConfigError,
+            match=r"module 'random_2' of class hookbus.runners.RandomRLModule which this "
+            r"Algorithm lacks.*add it first, algo.add_module\('random_2'",
+        ):
+            fresh.restore_from_path(path)
+        assert set(fresh.get_weights()) == set(before)
+        fresh.add_module("random_2", RLModuleSpec(module_class=RandomRLModule))
+        fresh.restore_from_path(path)  # now it fits
