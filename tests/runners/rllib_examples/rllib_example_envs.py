@@ -159,6 +159,9 @@ MultiAgentCartPoleWithDictObservationSpace = make_multi_agent(
     lambda config: CartPoleWithDictObservationSpace(config)
 )
 
+# Pendulum once per agent (agent ids 0, 1, ...), as RLlib's multi-agent example envs.
+MultiAgentPendulum = make_multi_agent("Pendulum-v1")
+
 
 class TicTacToe(MultiAgentEnv):
     """Two players take turns on a 3x3 board; only the player to move is observed.

@@ -156,3 +156,70 @@ def test_change_config_during_training_goes_on_with_new_settings(
         "45",
         monkeypatch=monkeypatch,
     )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=DeprecationWarning,
+    reason=(
+        "Ray 2.60's own train.RunConfig(stop=...) raises DeprecationWarning (Ray Train v2) "
+        "in the page's Tune block, under RLlib too: the page predates it. The blocks "
+        "before it pass. After it the page loads a torch RLModule with "
+        "RLModule.from_checkpoint(<checkpoint>/learner_group/learner/rl_module) (hookbus "
+        "has no from_checkpoint on modules and keeps a checkpoint in one file) and defines "
+        "a TorchRLModule (no torch models in hookbus)"
+    ),
+)
+def test_getting_started_page_runs_its_blocks_in_order(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        run_script("getting_started_page.py", monkeypatch=monkeypatch)
+    finally:
+        # What ran before the stop: five iterations, then three with evaluation.
+        out = capsys.readouterr().out
+        assert " 'training_iteration': 5}" in out
+        assert out.count(" 'evaluation': {'env_runners': ") == 3
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AttributeError,
+    reason=(
+        "RLModule.from_checkpoint(<checkpoint>/learner_group/learner/rl_module/"
+        "default_policy) and a torch tensor into forward_inference: hookbus's modules have "
+        "no from_checkpoint and a checkpoint is one file (RLlib's components tree of "
+        "folders is not there). The blocks before it pass (both saves, "
+        "Algorithm.from_checkpoint and its train()); the restore_from_path block and the "
+        "Tune block after it (whose train.RunConfig(stop=...) Ray 2.60 refuses) do not run"
+    ),
+)
+def test_checkpoints_page_runs_its_blocks_in_order(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        run_script("checkpoints_page.py", monkeypatch=monkeypatch)
+    except AttributeError as error:
+        assert "from_checkpoint" in str(error)  # noqa: PT017  (it propagates: the xfail)
+        raise
+    finally:
+        assert capsys.readouterr().out.count("saved algo to ") == 2
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ConfigError,
+    reason=(
+        "the page's first block asks for learners(num_learners=2), a ConfigError "
+        "(hookbus trains with one numpy learner); the page then uses IMPALAConfig, which "
+        "hookbus does not have (PPO and DQN only)"
+    ),
+)
+def test_algorithm_config_page_runs_its_blocks_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    try:
+        run_script("algorithm_config_page.py", monkeypatch=monkeypatch)
+    except ConfigError as error:
+        assert "learners(num_learners=2)" in str(error)  # noqa: PT017  (it propagates)
+        raise
