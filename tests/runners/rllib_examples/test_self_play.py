@@ -83,12 +83,18 @@ def skill(module: Any) -> float:
 
 @pytest.mark.parametrize(
     "env_runners",
-    [{"num_env_runners": 2}, {"num_env_runners": 1, "backend": "process"}],
-    ids=["inline", "process"],
+    [
+        {"num_env_runners": 2},
+        {"num_env_runners": 1, "backend": "process"},
+        {"num_env_runners": 1, "backend": "ray", "num_cpus_per_env_runner": 0.5},
+    ],
+    ids=["inline", "process", "ray"],
 )
 def test_frozen_copies_of_main_join_the_league_while_main_keeps_learning(
-    env_runners: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    env_runners: dict[str, Any], capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
+    if env_runners.get("backend") == "ray":
+        request.getfixturevalue("ray_cluster")
     snapshots = Snapshots()
     league_sizes = []
     with self_play_config(0.65, snapshots, **env_runners).build() as algo:
