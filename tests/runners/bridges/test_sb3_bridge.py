@@ -20,7 +20,7 @@ import anyio.lowlevel
 import pytest
 import sniffio
 import torch
-from stable_baselines3 import A2C, DQN, PPO
+from stable_baselines3 import A2C, DQN, PPO, SAC
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import configure
@@ -123,7 +123,9 @@ def sb3_log(folder: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
-@pytest.mark.parametrize(("algo", "n_envs"), [("PPO", 1), ("PPO", 4), ("A2C", 4), ("DQN", 1)])
+@pytest.mark.parametrize(
+    ("algo", "n_envs"), [("PPO", 1), ("PPO", 4), ("A2C", 4), ("DQN", 1), ("DQN", 2)]
+)
 def test_every_hook_in_order_for_every_episode(algo: str, n_envs: int, tmp_path: Path) -> None:
     trace = Trace()
     model = make_model(algo, n_envs)
@@ -277,6 +279,22 @@ def test_returns_are_the_envs_own_under_vec_normalize() -> None:
     assert trace.returns
     for ours, r, _, _ in trace.returns:
         assert ours == pytest.approx(r, abs=1e-6)
+
+
+def test_continuous_actions_off_policy() -> None:
+    # SAC on Pendulum: Box actions, rewards that are not whole numbers. No gradient step
+    # (learning_starts): what is checked is the sampling loop, not SAC's learning.
+    env = make_vec_env("Pendulum-v1", n_envs=2, seed=0)
+    trace = Trace()
+    model = SAC("MlpPolicy", env, learning_starts=10_000, seed=0, device="cpu")
+    model.learn(600, callback=sb3_callback(trace))
+    assert len(trace.returns) == 2  # Pendulum's episodes are 200 steps: truncated ones
+    for ours, r, length, steps in trace.returns:
+        # SB3's VecEnv keeps rewards as float32, Monitor sums the env's float64 ones and
+        # rounds to 6 decimals: equal up to that rounding.
+        assert ours == pytest.approx(r, rel=1e-5)
+        assert steps == length == 200
+    assert sum(hook == "on_episode_step" for hook, _ in trace.calls) == model.num_timesteps
 
 
 def test_sb3_callbacks_are_refused_with_the_way_to_combine_them() -> None:
