@@ -98,7 +98,7 @@ def test_frozen_copies_of_main_join_the_league_while_main_keeps_learning(
     snapshots = Snapshots()
     league_sizes = []
     with self_play_config(0.65, snapshots, **env_runners).build() as algo:
-        while len(league_sizes) < 30 and (not league_sizes or league_sizes[-1] < 4):
+        while len(league_sizes) < 50 and (not league_sizes or league_sizes[-1] < 4):
             league_sizes.append(algo.train()["league_size"])
         algo.train()  # main learns on past the last copy
         modules = set(algo.get_weights())
