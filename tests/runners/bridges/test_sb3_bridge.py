@@ -26,7 +26,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import VecNormalize
 
-from hookbus.events import EnvironmentCreated, EpisodeStep, TrainResult
+from hookbus.events import EnvironmentCreated, EpisodeEnd, EpisodeStep, TrainResult
 from hookbus.kernel import (
     Callback,
     ConfigError,
@@ -269,6 +269,18 @@ def test_learn_again_goes_on_with_the_open_episodes(tmp_path: Path) -> None:
     # Episodes that went on across the first two learn() calls still add up to Monitor's.
     for ours, r, _, _ in trace.returns:
         assert ours == pytest.approx(r, abs=1e-6)
+
+
+def test_subscribers_on_the_bridges_bus_and_its_metrics_logger() -> None:
+    ends: list[EpisodeEnd] = []
+    bridge = sb3_callback(Trace())
+    bridge.bus.subscribe(EpisodeEnd, lambda *, event, **kwargs: ends.append(event))
+    make_model("PPO", 2).learn(256, callback=bridge)
+    trace = bridge.bus.callbacks[0]
+    assert [event.episode_id for event in ends] == [
+        value for hook, value in trace.calls if hook == "on_episode_end"
+    ]
+    assert bridge.metrics.peek(("custom", "return")) > 0
 
 
 def test_returns_are_the_envs_own_under_vec_normalize() -> None:
