@@ -101,7 +101,6 @@ class _Bridge:
         """Log dumps so far: the ``training_iteration`` of ``on_train_result``."""
         self._model: Any = None
         self._env: Any = None
-        self._actions = "actions"  # the collect loop's local holding the env's actions
         self._dump: _DumpHook | None = None
         weakref.finalize(self, self.bus.close)
 
@@ -119,10 +118,6 @@ class _Bridge:
             live = {"algorithm": model, "metrics_logger": self.metrics}
             fields = {"algorithm": type(model).__name__}
             self._publish(AlgorithmInit, live, fields)
-        on_policy = importlib.import_module("stable_baselines3.common.on_policy_algorithm")
-        self._actions = (
-            "clipped_actions" if isinstance(model, on_policy.OnPolicyAlgorithm) else "actions"
-        )
         episodes = self.episodes
         episodes.stop = False  # a stop asked in an earlier learn() ended that one
         episodes.attach(env, model.policy, model.get_vec_normalize_env())
@@ -133,12 +128,13 @@ class _Bridge:
 
     def step(self, locals_: Mapping[str, Any]) -> bool:
         """Record an env step (SB3's ``locals``); return False once a handler asked to stop."""
+        # The actions the env got: on-policy loops clip them first (``clipped_actions``);
+        # off-policy ones (and sb3-contrib's MaskablePPO) step with ``actions``.
+        actions = locals_.get("clipped_actions")
+        if actions is None:
+            actions = locals_["actions"]
         self.episodes.step(
-            locals_["new_obs"],
-            locals_[self._actions],
-            locals_["rewards"],
-            locals_["dones"],
-            locals_["infos"],
+            locals_["new_obs"], actions, locals_["rewards"], locals_["dones"], locals_["infos"]
         )
         return not self.episodes.stop
 

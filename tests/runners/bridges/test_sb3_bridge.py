@@ -20,6 +20,7 @@ import anyio.lowlevel
 import pytest
 import sniffio
 import torch
+from gymnasium.spaces import Discrete
 from stable_baselines3 import A2C, DQN, PPO, SAC
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.env_util import make_vec_env
@@ -67,6 +68,10 @@ class Trace(Callback):
 
     def on_episode_step(self, *, episode: Any, event: EpisodeStep, **kwargs: Any) -> None:
         assert episode.get_rewards(-1) == event.reward
+        env = kwargs["env"]  # None on replay
+        if env is not None and isinstance(env.action_space, Discrete):
+            assert event.action in (0, 1)  # CartPole's: Python ints, as the env got them
+            assert type(event.action) is int
         self.calls.append(("on_episode_step", episode.id_))
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
@@ -298,8 +303,16 @@ def test_continuous_actions_off_policy() -> None:
     # (learning_starts): what is checked is the sampling loop, not SAC's learning.
     env = make_vec_env("Pendulum-v1", n_envs=2, seed=0)
     trace = Trace()
+    actions: list[Any] = []
     model = SAC("MlpPolicy", env, learning_starts=10_000, seed=0, device="cpu")
-    model.learn(600, callback=sb3_callback(trace))
+    bridge = sb3_callback(
+        trace, on_episode_step=lambda *, event, **kw: actions.append(event.action)
+    )
+    model.learn(600, callback=bridge)
+    assert len(actions) == 600
+    for action in actions:  # the torque the env got: one float within Pendulum's bounds
+        assert action.shape == (1,)
+        assert -2.0 <= action[0] <= 2.0
     assert len(trace.returns) == 2  # Pendulum's episodes are 200 steps: truncated ones
     for ours, r, length, steps in trace.returns:
         # SB3's VecEnv keeps rewards as float32, Monitor sums the env's float64 ones and
