@@ -342,6 +342,28 @@ def test_bad_arguments_are_config_errors(tmp_path: Path) -> None:
         sb3_callback(on_episode_stop=print)
 
 
+REPLAY_WITHOUT_SB3 = """
+import sys
+sys.modules["torch"] = sys.modules["stable_baselines3"] = None  # importing them fails
+from hookbus.kernel import Callback, check_lifecycle, read_recording, replay_into
+
+class Returns(Callback):
+    def on_episode_end(self, *, episode, metrics_logger, **kwargs):
+        metrics_logger.log_value("return", episode.get_return(), reduce="lifetime_sum")
+
+check_lifecycle(read_recording(sys.argv[1]))
+print(replay_into(sys.argv[1], Returns).metrics["return"])
+"""
+
+
+def test_the_recording_replays_without_sb3_or_torch(tmp_path: Path) -> None:
+    trace = Trace()
+    make_model("PPO", 2).learn(256, callback=sb3_callback(trace, record=tmp_path / "run.msgpack"))
+    command = [sys.executable, "-c", REPLAY_WITHOUT_SB3, str(tmp_path / "run.msgpack")]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert float(done.stdout) == sum(ours for ours, _, _, _ in trace.returns) > 0
+
+
 def test_importing_the_bridges_imports_neither_sb3_nor_torch() -> None:
     code = (
         "import sys, hookbus.runners.bridges as b; b.__all__; "
