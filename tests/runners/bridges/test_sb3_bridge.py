@@ -330,7 +330,9 @@ def test_sb3_callbacks_are_refused_with_the_way_to_combine_them() -> None:
     for given in (Mine, Mine()):
         with pytest.raises(ConfigError, match=r"CallbackList\(\[sb3_callback\(\.\.\.\), Mine"):
             sb3_callback(given)
-    CallbackList([sb3_callback(Trace()), Mine()])  # the way the message shows works
+    trace, mine = Trace(), Mine()  # the way the message shows works
+    make_model("PPO", 1).learn(128, callback=CallbackList([sb3_callback(trace), mine]))
+    assert mine.n_calls == sum(hook == "on_episode_step" for hook, _ in trace.calls) == 128
 
 
 def test_bad_arguments_are_config_errors(tmp_path: Path) -> None:
