@@ -212,11 +212,14 @@ class SyncBus:
     def _ignore(self, control: Control, hook: str) -> None:
         if not self._warned_control:
             self._warned_control = True
+            ignored = sorted(set(control.requested) - self._acts_on)
             _log.warning(
-                "a handler of %s returned %r; the bridges do not act on Control requests "
-                "(ask the framework itself: RLlib's stopping criteria, SB3's callback return)",
+                "a handler of %s returned %r; this bridge does not act on %s (only on: %s); "
+                "ask the framework itself (RLlib's stopping criteria, an SB3 callback)",
                 hook,
                 control,
+                ", ".join(ignored),
+                ", ".join(sorted(self._acts_on)) or "none",
             )
 
 

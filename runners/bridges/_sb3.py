@@ -3,7 +3,7 @@
 SB3 calls a callback at the start and end of ``learn()``, after every vector env step and
 at the end of each rollout (on-policy) or ``train_freq`` collection (off-policy), and
 writes its logs with ``model.logger.dump(step)``. ``sb3_callback`` returns a callback that
-turns these into hookbus's hooks with RLlib's meaning (docs/bridges_sb3.md):
+turns these into hookbus's hooks with RLlib's meaning (docs/bridges.md):
 
 - training start: ``on_environment_created`` (a new VecEnv), ``on_algorithm_init`` (a new
   model), then ``on_episode_created`` / ``on_episode_start`` per sub-env (its reset);

@@ -21,7 +21,7 @@ percent on a shared machine). So each case also times its callback's ``on_step``
 the same runs (one timer, the same for every case), and prints the ratio that implies:
 ``plain``'s total with ``plain``'s on_step time replaced by the case's.
 
-Run: ``python bench/bench_bridge_sb3.py [--quick]``.
+Run: ``python bench/bridge_sb3.py [--quick]``.
 """
 
 from __future__ import annotations
