@@ -9,38 +9,13 @@ code blocks in the page's order.
 
 from __future__ import annotations
 
-import runpy
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import hookbus.runners
 from hookbus.events import ConfigError
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # the scripts import rllib_example_envs, as workers do
-
-
-@pytest.fixture
-def results(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """What the scripts' ``run_rllib_example_script_experiment`` calls return, in order."""
-    returned: list[Any] = []
-    run = hookbus.runners.run_rllib_example_script_experiment
-
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        returned.append(run(*args, **kwargs))
-        return returned[-1]
-
-    monkeypatch.setattr(hookbus.runners, "run_rllib_example_script_experiment", recording)
-    return returned
-
-
-def run_script(name: str, *argv: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Run ``name`` as ``__main__`` with ``argv``; return its module globals."""
-    monkeypatch.setattr(sys, "argv", [name, *argv])
-    return runpy.run_path(str(HERE / name), run_name="__main__")
+from tests.runners.rllib_examples.example_scripts import run_script
 
 
 @pytest.fixture
