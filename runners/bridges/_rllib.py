@@ -107,14 +107,9 @@ def rllib_callbacks(
             bridge = self._driver()
             bridge.take_events(getattr(algorithm, "env_runner_group", None))
             live = {"algorithm": algorithm, "metrics_logger": metrics_logger, "result": result}
-            dispatcher = bridge.bus.dispatcher(TrainResult)
-            if dispatcher.call is not None:
-                fields = {
-                    "training_iteration": _iteration(algorithm, result),
-                    "result": plain_result(result),
-                }
-                bridge.bus.run(dispatcher, TrainResult, live, fields)
-            bridge.flush()
+            iteration = _iteration(algorithm, result)
+            data = plain_result(result)  # once an iteration: built whether or not anyone listens
+            bridge.publish(TrainResult, live, training_iteration=iteration, result=data)
 
         def on_evaluate_start(
             self, *, algorithm: Any, metrics_logger: Any = None, **kw: Any
@@ -133,19 +128,7 @@ def rllib_callbacks(
         ) -> None:
             bridge = self._driver()
             bridge.take_events(getattr(algorithm, "eval_env_runner_group", None))
-            live = {
-                "algorithm": algorithm,
-                "metrics_logger": metrics_logger,
-                "evaluation_metrics": evaluation_metrics,
-            }
-            dispatcher = bridge.bus.dispatcher(EvaluateEnd)
-            if dispatcher.call is not None:
-                fields = {
-                    "training_iteration": _iteration(algorithm, None),
-                    "evaluation_metrics": plain_result(evaluation_metrics),
-                }
-                bridge.bus.run(dispatcher, EvaluateEnd, live, fields)
-            bridge.flush()
+            bridge.publish_evaluation(EvaluateEnd, algorithm, metrics_logger, evaluation_metrics)
 
         def on_evaluate_offline_start(
             self, *, algorithm: Any, metrics_logger: Any = None, **kw: Any
@@ -162,20 +145,9 @@ def rllib_callbacks(
             evaluation_metrics: Any = None,
             **kw: Any,
         ) -> None:
-            live = {
-                "algorithm": algorithm,
-                "metrics_logger": metrics_logger,
-                "evaluation_metrics": evaluation_metrics,
-            }
-            bridge = self._driver()
-            dispatcher = bridge.bus.dispatcher(EvaluateOfflineEnd)
-            if dispatcher.call is not None:
-                fields = {
-                    "training_iteration": _iteration(algorithm, None),
-                    "evaluation_metrics": plain_result(evaluation_metrics),
-                }
-                bridge.bus.run(dispatcher, EvaluateOfflineEnd, live, fields)
-                bridge.flush()
+            self._driver().publish_evaluation(
+                EvaluateOfflineEnd, algorithm, metrics_logger, evaluation_metrics
+            )
 
         def on_offline_eval_runners_recreated(self, *, algorithm: Any, **kw: Any) -> None:
             # RLlib's base class names these offline_eval_runner_group/_indices; its
@@ -394,6 +366,23 @@ class _Bridge:
         few, and a run may end at any of them: RLlib's ``stop()`` calls no callback)."""
         self.bus.publish(event_type, live, **fields)
         self.flush()
+
+    def publish_evaluation(
+        self,
+        event_type: type[EvaluateEnd | EvaluateOfflineEnd],
+        algorithm: Any,
+        metrics_logger: Any,
+        evaluation_metrics: Any,
+    ) -> None:
+        """Publish the end of an evaluation round (online or offline) with its metrics."""
+        live = {
+            "algorithm": algorithm,
+            "metrics_logger": metrics_logger,
+            "evaluation_metrics": evaluation_metrics,
+        }
+        iteration = _iteration(algorithm, None)
+        data = plain_result(evaluation_metrics)
+        self.publish(event_type, live, training_iteration=iteration, evaluation_metrics=data)
 
     def flush(self) -> None:
         """Write what the recorder holds (the driver, after each of its events)."""
