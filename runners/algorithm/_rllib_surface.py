@@ -39,15 +39,15 @@ def default_config(algorithm_class: type[Any]) -> AlgorithmConfig[Any]:
 
 
 def get_module(learner: AnyLearner, module_id: str) -> Any:
-    """Return the learner's module ``module_id`` (``Algorithm.get_module``)."""
+    """Return the learner's module ``module_id`` (``Algorithm.get_module``), as RLlib 2.60:
+    a single-agent run's one module whatever the id, None for an id a multi-agent run
+    does not have."""
     module = learner.module
     if isinstance(learner, MultiLearner):
-        return module[module_id]  # type: ignore[index]
-    if module_id != DEFAULT_MODULE_ID:
-        raise KeyError(
-            f"get_module({module_id!r}): this single-agent run has one module, "
-            f"{DEFAULT_MODULE_ID!r}"
-        )
+        try:
+            return module[module_id]  # type: ignore[index]
+        except KeyError:
+            return None
     return module
 
 
