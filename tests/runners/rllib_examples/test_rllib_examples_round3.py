@@ -116,9 +116,9 @@ def test_continue_training_from_checkpoint_resumes_after_the_crash(
     reason=(
         "the 1st run, the restore and its checks pass; the 2nd config asks for "
         "learners(num_learners=2), a ConfigError (hookbus trains with one numpy learner). "
-        "Past it, the script's on_algorithm_init calls get_module('p0') in a single-agent "
-        "run (RLlib returns its only module, hookbus raises KeyError) and torch's "
-        "module.parameters(), which hookbus's numpy modules do not have"
+        "Past it, the script's on_algorithm_init calls torch's module.parameters() on "
+        "get_module('p0') (the run's only module, as in RLlib), which hookbus's numpy "
+        "modules do not have"
     ),
 )
 @pytest.mark.usefixtures("ray_cluster", "tune_storage")
