@@ -201,3 +201,23 @@ def test_algorithm_config_page_runs_its_blocks_in_order(
     except ConfigError as error:
         assert "learners(num_learners=2)" in str(error)  # noqa: PT017  (it propagates)
         raise
+
+
+def test_custom_heuristic_policy_learns_beside_a_random_module(
+    results: list[Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Both agents at random return about 44 together; 150 needs the learnable one to learn.
+    run_script(
+        "custom_heuristic_policy.py",
+        "--no-tune",
+        "--as-test",
+        "--stop-reward",
+        "150",
+        "--stop-iters",
+        "30",
+        monkeypatch=monkeypatch,
+    )
+    assert "`env_runners/episode_return_mean` of 150.0 reached! ok" in capsys.readouterr().out
+    (last,) = results
+    returns = last["env_runners"]["module_episode_returns_mean"]
+    assert returns["learnable_policy"] > 3 * returns["random"]  # only one of them learned
