@@ -106,7 +106,8 @@ def test_frozen_copies_of_main_join_the_league_while_main_keeps_learning(
     out = capsys.readouterr().out
     assert league_sizes[-1] == 4, f"league sizes {league_sizes}, win rates {snapshots.win_rates}"
     assert "adding new opponent to the mix (main_v2)." in out
-    assert modules == {"main", "random", "main_v1", "main_v2"}
+    # The iteration after the loop may add main_v3 (main beating the league once more).
+    assert modules - {"main_v3"} == {"main", "random", "main_v1", "main_v2"}
     # Each copy was taken when main beat the league of then, so each is better than the
     # one before: main kept learning. Main is as good as the last copy at least (near 1.0,
     # where one more iteration may move it by a hair either way).
