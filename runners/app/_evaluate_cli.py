@@ -141,7 +141,8 @@ def run_episodes(
     episodes = []
     for i in range(n):
         obs, _ = env.reset(seed=None if seed is None else seed + i)
-        total, length, kept = 0.0, 0, []
+        total, length = 0.0, 0
+        kept: list[Any] = []
         done = False
         while not done:
             if frames and i == 0:
