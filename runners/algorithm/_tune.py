@@ -34,7 +34,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 import anyio
 
@@ -42,8 +42,20 @@ from hookbus.kernel import ConfigError
 
 from ..config import AlgorithmConfig
 
-if TYPE_CHECKING:
-    from ._algorithm import Algorithm
+
+class Algorithm(Protocol):
+    """What this module reads of an Algorithm (it defines ``Algorithm``'s base, so it
+    cannot import the class): the trial flag, a config from Tune's params, the defaults."""
+
+    _tune_trial: bool
+
+    def config_for(
+        self, config: AlgorithmConfig[Any] | Mapping[str, Any] | None
+    ) -> AlgorithmConfig[Any]: ...
+
+    @classmethod
+    def get_default_config(cls) -> AlgorithmConfig[Any]: ...
+
 
 __all__ = (
     "TuneCheckpoint",

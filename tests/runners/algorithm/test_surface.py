@@ -194,7 +194,11 @@ def _described(cls: type, name: str) -> tuple[str, str]:
     raw = inspect.getattr_static(cls, name)
     if isinstance(raw, property):
         return "property", ""
-    return type(raw).__name__, str(inspect.signature(getattr(cls, name)))
+    signature = inspect.signature(getattr(cls, name))
+    # Once Ray Tune has made the class an actor in this process, Ray's tracing has added
+    # a keyword-only ``_ray_trace_ctx`` to its methods: Ray's, not the surface's.
+    kept = [p for p in signature.parameters.values() if p.name != "_ray_trace_ctx"]
+    return type(raw).__name__, str(signature.replace(parameters=kept))
 
 
 def test_the_algorithm_has_the_same_public_names() -> None:
