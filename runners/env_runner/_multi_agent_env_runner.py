@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,6 +22,7 @@ from ..envs import (
     env_name,
     mark_env_failure,
     multi_agent_pipeline,
+    remake_failed,
     vectorize_mode,
 )
 from ..episodes import ALL_AGENTS, Episode, MultiAgentEpisode, reset_agents, step_agents
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ("MultiAgentEnvRunner", "MultiAgentSteps", "MultiAgentVectorEnv", "env_runner_class")
 
-logger = logging.getLogger("hookbus")
 
 # EpisodeStep's own default reward (the object): a multi-agent step leaves the single-agent
 # fields at their defaults, and msgspec leaves a float out of the encoding (omit_defaults)
@@ -105,23 +105,9 @@ class MultiAgentVectorEnv:
         if not self._restart:
             raise exc
         self._failures_in_a_row[i] += 1
-        if self._failures_in_a_row[i] > self._tolerance:
-            exc.add_note(
-                f"hookbus: this sub-env failed {self._failures_in_a_row[i]} times in a row, "
-                f"more than config.fault_tolerance(num_consecutive_env_runner_failures_"
-                f"tolerance={self._tolerance}) allows under restart_failed_sub_environments"
-            )
-            raise exc
-        logger.warning(
-            "hookbus: a sub-env's %s raised %r; making it anew (restart_failed_sub_environments)",
-            call,
-            exc,
-        )
-        try:
-            self.envs[i].close()
-        except Exception:  # a broken env may fail to close too; the new one matters
-            pass
-        self.envs[i] = _made(self._makers[i])
+        failures, tolerance = self._failures_in_a_row[i], self._tolerance
+        make = functools.partial(_made, self._makers[i])
+        self.envs[i] = remake_failed(self.envs[i], make, exc, call, failures, tolerance)
 
     def close(self) -> None:
         """Close every sub-env."""

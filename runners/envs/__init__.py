@@ -22,6 +22,7 @@ from ._env import (
     env_names_code as env_names_code,
     is_env_failure as is_env_failure,
     mark_env_failure as mark_env_failure,
+    remake_failed as remake_failed,
     resolve_env as resolve_env,
     without_env_imports as without_env_imports,
 )
@@ -87,6 +88,7 @@ __all__ = (
     "multi_agent_pipeline",
     "register_env",
     "registered_env_names",
+    "remake_failed",
     "resolve_env",
     "resolve_registered_env",
     "vectorize_mode",

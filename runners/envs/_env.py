@@ -278,6 +278,34 @@ class _VectorEnv(MarksEnvFailures, gym.vector.SyncVectorEnv):
         return AT_NEXT_STEP
 
 
+def remake_failed(
+    env: Any, make: Callable[[], Any], exc: Exception, call: str, failures: int, tolerance: int
+) -> Any:
+    """Return a new sub-env from ``make()`` in place of ``env``, whose ``call`` raised
+    ``exc``, its ``failures``-th failure in a row (``restart_failed_sub_environments``).
+
+    Past ``tolerance`` failures in a row, raise ``exc`` instead, with a note saying so: the
+    env is broken, not flaky. Single-agent and multi-agent sub-envs restart through this.
+    """
+    if failures > tolerance:
+        exc.add_note(
+            f"hookbus: this sub-env failed {failures} times in a row, more than "
+            f"config.fault_tolerance(num_consecutive_env_runner_failures_tolerance="
+            f"{tolerance}) allows under restart_failed_sub_environments"
+        )
+        raise exc
+    logger.warning(
+        "hookbus: a sub-env's %s raised %r; making it anew (restart_failed_sub_environments)",
+        call,
+        exc,
+    )
+    try:
+        env.close()
+    except Exception:  # a broken env may fail to close too; the new one matters
+        pass
+    return make()
+
+
 class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
     """Recreate a sub-env that raised, as ``restart_failed_sub_environments=True`` asks.
 
@@ -298,23 +326,8 @@ class _Restarting(gym.Wrapper[Any, Any, Any, Any]):
 
     def _recreate(self, exc: Exception, call: str) -> None:
         self._failures_in_a_row += 1
-        if self._failures_in_a_row > self._tolerance:
-            exc.add_note(
-                f"hookbus: this sub-env failed {self._failures_in_a_row} times in a row, more "
-                f"than config.fault_tolerance(num_consecutive_env_runner_failures_tolerance="
-                f"{self._tolerance}) allows under restart_failed_sub_environments"
-            )
-            raise exc
-        logger.warning(
-            "hookbus: a sub-env's %s raised %r; making it anew (restart_failed_sub_environments)",
-            call,
-            exc,
-        )
-        try:
-            self.env.close()
-        except Exception:  # a broken env may fail to close too; the new one matters
-            pass
-        self.env = self._make()
+        failures, tolerance = self._failures_in_a_row, self._tolerance
+        self.env = remake_failed(self.env, self._make, exc, call, failures, tolerance)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         while True:  # until a reset works or _recreate gives up (raises)
