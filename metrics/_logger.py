@@ -34,6 +34,8 @@ from ._values import listed
 
 __all__ = ("MetricsLogger",)
 
+_NUMPY_BOOL = np.bool_
+
 _MISSING: Any = object()
 
 
@@ -74,8 +76,8 @@ class MetricsLogger(RLlibNames):
         ``reduce()``; ``with_throughput`` (sums) also tracks units per second. A numpy
         bool counts as a Python bool, 0 or 1 (RLlib's self-play example logs one).
         """
-        if isinstance(value, np.bool_):  # numpy's bools add as "or": True + True is True
-            value = bool(value)
+        if type(value) is _NUMPY_BOOL:  # numpy's bools add as "or": True + True is True
+            value = bool(value)  # (a type check: isinstance costs a fifth of a log_value)
         try:
             stats = self._index[key]
         except (KeyError, TypeError):
