@@ -169,10 +169,62 @@ def trial_config(algorithm: Algorithm, params: dict[str, Any]) -> AlgorithmConfi
     run directory configured (``reporting(logdir=...)``), hookbus's writers write into
     ``<trial dir>/hookbus`` instead, one per trial.
     """
-    built: AlgorithmConfig[Any] = algorithm.config_for(params)
+    built: AlgorithmConfig[Any] = algorithm.config_for(without_unrestored_callbacks(params))
     if built.logdir is not None:
         built.reporting(logdir=str(_trial_dir(algorithm) / "hookbus"))
     return built
+
+
+_PLACEHOLDER_TOKENS = ("__ref_ph", "__fn_ph")
+"""What Tune puts in a trial's config for an object of ``param_space`` (a class, a function,
+an instance: ``ray/tune/impl/placeholder.py``): ``(token, hash)``, a list once stored."""
+
+
+def _is_placeholder(value: object) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and value[0] in _PLACEHOLDER_TOKENS
+        and isinstance(value[1], str)
+    )
+
+
+def without_unrestored_callbacks(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Return Tune's ``params`` without the callbacks ``Tuner.restore`` could not put back.
+
+    Tune swaps each object of the first ``param_space`` for a placeholder and, on
+    ``Tuner.restore(path, param_space=config)``, puts in the new ``param_space``'s object at
+    the same place; a place where the new one has none keeps the placeholder. In the
+    callbacks' keys that means the new config dropped that callback (RLlib's
+    continue-from-checkpoint example restores after ``callbacks(None)``): it is left out.
+    Anywhere else the setting cannot be rebuilt, and a ConfigError names it.
+    """
+    kept: dict[str, Any] = {}
+    for key, value in params.items():
+        if key == "callbacks" or key.startswith("callbacks_"):
+            if _is_placeholder(value):
+                value = None
+            elif isinstance(value, list):
+                value = [item for item in value if not _is_placeholder(item)]
+        else:
+            _refuse_placeholders(value, key)
+        kept[key] = value
+    return kept
+
+
+def _refuse_placeholders(value: object, where: str) -> None:
+    if _is_placeholder(value):
+        raise ConfigError(
+            f"setting {where!r} holds an object of the first run's param_space that "
+            "Tuner.restore could not put back: the param_space given to Tuner.restore has "
+            "no object at that place; give it the setting's object (as in the first run)"
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _refuse_placeholders(item, f"{where}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _refuse_placeholders(item, f"{where}[{index}]")
 
 
 def _trial_dir(algorithm: Any) -> Path:
@@ -215,7 +267,8 @@ def resource_request(
     if isinstance(config, AlgorithmConfig):
         built = config.copy(copy_frozen=False)
     else:
-        built = algorithm_class.get_default_config().update_from_dict(config or {})
+        settings = without_unrestored_callbacks(config or {})
+        built = algorithm_class.get_default_config().update_from_dict(settings)
     bundles = [{"CPU": 1.0}]
     for runners in (built, built.get_evaluation_config_object()):
         if runners.backend != "inline":

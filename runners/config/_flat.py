@@ -10,6 +10,14 @@ have fixed keys here, whatever is set: ``callbacks`` (the classes, a list), one
 ``callbacks_<hook>`` per hook (RLlib's ``callbacks_on_train_result``; None when unset) and
 one ``callbacks_<option>`` per bus option (``callbacks_on_error``, ...). A per-hook callable
 of a user event type adds its own key while it is set.
+
+With no classes set, ``callbacks`` is ``[Callback]``, the base class (it subscribes to
+nothing), as RLlib's is its no-op default class: Tune keeps an object of ``param_space`` at
+its place in the dict (``callbacks[0]``) and, on ``Tuner.restore(param_space=config)``, puts
+in the object the new dict has at that place, or keeps the first run's if there is none.
+An empty list there would keep the first run's classes in the restored trials (RLlib's
+continue-from-checkpoint example restores after ``callbacks(None)`` to drop a class that
+crashes). Read back, the base class is dropped.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 from hookbus.events import HOOKS
-from hookbus.kernel import BusOptions
+from hookbus.kernel import BusOptions, Callback
 
 __all__ = ("RLLIB_KEYS", "callbacks_flat", "from_rllib_keys", "pop_callbacks_keys")
 
@@ -38,7 +46,7 @@ def callbacks_flat(
     classes: Iterable[Any], options: BusOptions, per_hook: Mapping[str, list[Any]]
 ) -> dict[str, Any]:
     """Return ``callbacks(...)``'s arguments under their flat keys, every key always there."""
-    flat: dict[str, Any] = {_CLASSES: list(classes)}
+    flat: dict[str, Any] = {_CLASSES: list(classes) or [Callback]}
     flat.update({_PREFIX + hook: None for hook in HOOKS})
     flat.update({_PREFIX + hook: list(fns) for hook, fns in per_hook.items()})
     flat.update({_PREFIX + name: value for name, value in options.keywords().items()})
@@ -55,8 +63,17 @@ def pop_callbacks_keys(settings: dict[str, Any]) -> dict[str, Any] | None:
     given = {k: settings.pop(k) for k in keys}
     keywords = {k.removeprefix(_PREFIX): v for k, v in given.items() if k != _CLASSES}
     if _CLASSES in given:
-        keywords["callbacks_class"] = given[_CLASSES]
+        keywords["callbacks_class"] = _without_base(given[_CLASSES])
     return keywords
+
+
+def _without_base(classes: Any) -> Any:
+    """``classes`` without the base ``Callback`` class, which stands for none (see above)."""
+    if classes is Callback:
+        return []
+    if isinstance(classes, list | tuple):
+        return [c for c in classes if c is not Callback]
+    return classes
 
 
 def from_rllib_keys(settings: Mapping[str, Any], known: Container[str]) -> dict[str, Any]:

@@ -128,6 +128,14 @@ class KillOnce:
             os._exit(1)  # the trial's process dies, as on a lost node
 
 
+class CrashAtTwo(Callback):
+    """Raise at iteration 2, every time: a run keeps going only without this class."""
+
+    def on_train_result(self, *, result: dict[str, Any], **kwargs: Any) -> None:
+        if result["training_iteration"] == 2:
+            raise RuntimeError("Intended crash at iteration 2.")
+
+
 class CrashOnce:
     """An on_train_result handler that raises at one iteration, the first time (RLlib's
     ``CrashAfterNIters`` of its continue-from-checkpoint example). The marker file says it

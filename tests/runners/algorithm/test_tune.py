@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hookbus.kernel import ConfigError
+from hookbus.kernel import Callback, ConfigError
 from hookbus.runners import DQN, PPO, DQNConfig, PPOConfig, register_env
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # so trials and workers import the helpers
@@ -245,6 +245,36 @@ def test_a_crashed_run_continues_with_tuner_restore_after_callbacks_none(tmp_pat
     assert again[0].metrics["training_iteration"] == 3
 
 
+def test_tuner_restore_after_callbacks_none_drops_the_first_runs_classes(
+    tmp_path: Path,
+) -> None:
+    # Tune keeps the first param_space's objects at their places in the config and puts in
+    # the new param_space's there on restore: config.callbacks(None) must leave an object
+    # at callbacks[0] (the base class, as RLlib leaves its default class), or the restored
+    # trial would run the crashing class again and crash at iteration 2 once more.
+    config = PPOConfig().environment("CartPole-v1").training(**SMALL)
+    config.callbacks(tune_helpers.CrashAtTwo)
+    results = tune.Tuner(
+        PPO,
+        param_space=config,
+        run_config=run_config(
+            tmp_path,
+            stop={"training_iteration": 3},
+            checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=1),
+        ),
+    ).fit()
+    assert results.num_errors == 1
+    assert "Intended crash at iteration 2." in str(results.errors[0])
+    config.callbacks(None)
+    restored = tune.Tuner.restore(
+        results.experiment_path, trainable=PPO, param_space=config, resume_errored=True
+    )
+    again = restored.fit()
+    assert again.num_errors == 0, again.errors
+    assert again[0].metrics["training_iteration"] == 3
+    assert again[0].config["callbacks"] == [Callback]
+
+
 def test_asha_stops_a_deliberately_bad_trial_early(tmp_path: Path) -> None:
     # Level 1 truncates every episode at 5 steps: that trial can never return much.
     config = (
@@ -303,6 +333,19 @@ def test_the_default_resource_request_follows_the_config() -> None:
     for given in (config, config.to_dict()):
         assert PPO.default_resource_request(given).bundles == [{"CPU": 1.0}]
     assert DQN.default_resource_request(None).bundles == [{"CPU": 1.0}]
+
+
+def test_objects_tuner_restore_could_not_put_back() -> None:
+    # What Tune leaves in a restored trial's config where the new param_space has no
+    # object: in the callbacks' keys the callback was dropped; elsewhere, a clear error.
+    dropped = {
+        "callbacks": [["__ref_ph", "0a1b2c3d"]],
+        "callbacks_on_train_result": [["__ref_ph", "4e5f6a7b"]],
+    }
+    assert PPO.default_resource_request(dropped).bundles == [{"CPU": 1.0}]
+    lost = {"env_config": {"maker": ["__ref_ph", "8c9d0e1f"]}}
+    with pytest.raises(ConfigError, match=r"setting 'env_config.maker' .* Tuner.restore"):
+        PPO.default_resource_request(lost)
 
 
 def test_asking_for_tune_without_it_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -202,7 +202,9 @@ def test_bad_data_is_one_clear_error_naming_the_setting(data: dict[str, Any], me
 @pytest.mark.parametrize("view", ["to_dict", "to_dict_by_section"])
 def test_to_dict_round_trips_through_update_from_dict(view: str) -> None:
     config = PPOConfig().environment("CartPole-v1").training(lr=1e-3, vf_clip_param=10.0)
-    data = msgspec.json.decode(msgspec.json.encode(getattr(config, view)()))
+    settings = getattr(config, view)()
+    settings.pop("callbacks", None)  # classes (the base class when none set), not data
+    data = msgspec.json.decode(msgspec.json.encode(settings))
     again = PPOConfig().update_from_dict(data)
     assert again.to_dict() == config.to_dict()
     assert again.to_dict_by_section() == config.to_dict_by_section()
