@@ -9,11 +9,14 @@ and the EnvRunners act with modules, the Algorithm syncs their weights, learners
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
+
+from hookbus.kernel import ConfigError
 
 __all__ = ("ActionDistInputs", "MultiRLModule", "QValues", "RLModule", "Stateful")
 
@@ -76,6 +79,34 @@ class MultiRLModule(Stateful, Protocol):
     def __len__(self) -> int:
         """Return the number of modules."""
         ...
+
+
+def _from_checkpoint(cls: type[Any], path: str | os.PathLike[str]) -> Any:
+    """Return the module saved in folder ``path`` (RLlib's ``RLModule.from_checkpoint``).
+
+    ``path`` is a module's folder in a checkpoint,
+    ``<checkpoint>/learner_group/learner/rl_module/<module_id>``, or ``rl_module`` itself
+    for all of them as a MultiRLModule (modules by id). hookbus's module classes are
+    rebuilt from the file's data; a module of a class of your own is rebuilt by that
+    class, ``MyModule.from_checkpoint(path)`` (a file never names code to import).
+    ConfigError naming the path for anything else.
+    """
+    from .algorithms import load_module_checkpoint  # the room above, which has the classes
+
+    module_class = None if cls in (RLModule, MultiRLModule) else cls
+    module = load_module_checkpoint(path, module_class)
+    if cls is MultiRLModule and not isinstance(module, Mapping):
+        raise ConfigError(
+            f"MultiRLModule.from_checkpoint({str(path)!r}): that folder holds one module; "
+            f"give its parent (the checkpoint's rl_module folder), or use RLModule"
+        )
+    return module
+
+
+# Set on the classes, not written in their bodies: a Protocol's members are what every
+# module must have, and a module needs no from_checkpoint of its own.
+RLModule.from_checkpoint = classmethod(_from_checkpoint)  # type: ignore[attr-defined]
+MultiRLModule.from_checkpoint = classmethod(_from_checkpoint)  # type: ignore[attr-defined]
 
 
 # Optional capabilities of an RLModule: SoftQ exploration needs one of them.

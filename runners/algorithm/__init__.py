@@ -14,6 +14,11 @@ from ._learner import (
     MultiLearner as MultiLearner,
 )
 from ._learning import LearnerSettings as LearnerSettings, Spaces as Spaces
+from ._module_files import (
+    MODULE_FILE as MODULE_FILE,
+    MODULE_FORMAT as MODULE_FORMAT,
+    MODULES_FOLDER as MODULES_FOLDER,
+)
 from ._results import ResultDraft as ResultDraft
 from ._stored_config import (
     StoredConfig as StoredConfig,
@@ -29,6 +34,9 @@ if TYPE_CHECKING:
     from ._algorithm import Algorithm as Algorithm
 
 __all__ = (
+    "MODULES_FOLDER",
+    "MODULE_FILE",
+    "MODULE_FORMAT",
     "Algorithm",
     "AnyLearner",
     "Learner",

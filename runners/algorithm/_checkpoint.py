@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -81,14 +82,18 @@ def encode_checkpoint(state: dict[str, Any]) -> bytes:
     return codec.encode_msgpack({"version": CHECKPOINT_VERSION, "sha256": digest, "body": body})
 
 
-def write_checkpoint(directory: Path, state: dict[str, Any]) -> None:
+def write_checkpoint(
+    directory: Path, state: dict[str, Any], extra: Mapping[str, bytes] | None = None
+) -> None:
     """Write ``state`` into folder ``directory``: a complete checkpoint, or none at all.
+
+    ``extra``: more files by relative path, the modules' own (``_module_files``).
 
     A new folder is written beside and renamed into place, an existing one gets its file
     replaced by rename, all synced to disk (``_folders``); what earlier saves left when
     they were killed (a crash, a kill -9) is removed: it is never a checkpoint.
     """
-    write_folder(directory, CHECKPOINT_FILE, encode_checkpoint(state))
+    write_folder(directory, CHECKPOINT_FILE, encode_checkpoint(state), extra)
 
 
 def list_checkpoints(logdir: str | os.PathLike[str]) -> list[Path]:

@@ -13,6 +13,7 @@ from hookbus.events import CheckpointLoaded
 
 from ._checkpoint import read_checkpoint, write_checkpoint
 from ._lifecycle import Lifecycle
+from ._module_files import module_files
 from ._state import load_state, saved_state
 
 if TYPE_CHECKING:
@@ -45,7 +46,9 @@ class CheckpointStore:
             path = new_checkpoint_dir(type(self._algorithm).__name__)
         directory = Path(path)
         state = saved_state(self._algorithm)
-        await anyio.to_thread.run_sync(write_checkpoint, directory, state)
+        module = self._setup.ready_learner().module
+        files = module_files(module, self._algorithm.config.is_multi_agent)
+        await anyio.to_thread.run_sync(write_checkpoint, directory, state, files)
         return directory
 
     async def arestore(self, path: str | os.PathLike[str]) -> None:

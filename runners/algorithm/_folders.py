@@ -10,6 +10,12 @@ replaces the file in it the same way: a temporary file (``.tmp-<writer>-<8 hex
 digits>.msgpack``), synced, renamed over the old one, the folder synced; the folder holds
 the old checkpoint or the new one.
 
+A save may add files in sub-folders (the modules' own files, ``_module_files``), ``extra``:
+into a new folder they go with the checkpoint file, in the one rename; into an existing
+one each is replaced the same way as the checkpoint file, before it, and the files of that
+tree the save did not write (a module removed since) are deleted. The checkpoint file,
+written last, is what makes a checkpoint; the extra files are each complete or absent.
+
 Several processes may save into one parent at once (two runs sharing a logdir's parent,
 Tune trials on shared storage). A temporary name carries its writer (``<writer>`` is
 ``<host tag>-<pid>``), and a save removes only temporaries whose writer is provably dead:
@@ -24,13 +30,15 @@ that tests and ``bench/checkpoint_soak.py`` kill a save at an aimed moment throu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import secrets
 import shutil
 import socket
-from pathlib import Path
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
 
 from hookbus.kernel import ConfigError
 
@@ -55,12 +63,16 @@ def is_temporary(name: str) -> bool:
     return _TMP_FOLDER.fullmatch(name) is not None or _OLD_TMP_FOLDER.fullmatch(name) is not None
 
 
-def write_folder(directory: Path, name: str, data: bytes) -> None:
+def write_folder(
+    directory: Path, name: str, data: bytes, extra: Mapping[str, bytes] | None = None
+) -> None:
     """Make folder ``directory`` hold file ``name`` with ``data``: all of it, or nothing new.
 
-    Then remove what killed saves left: temporary files inside ``directory``, temporary
-    folders beside it (those holding nothing but a save's files), when their writer is
-    provably dead. ConfigError if ``directory`` is a symbolic link.
+    ``extra`` maps relative paths in sub-folders (``a/b/file``) to more files' bytes; the
+    sub-folders they start with belong to the save (see above). Then remove what killed
+    saves left: temporary files inside ``directory``, temporary folders beside it (those
+    holding nothing but a save's files), when their writer is provably dead. ConfigError
+    if ``directory`` is a symbolic link.
     """
     if directory.is_symlink():
         raise ConfigError(
@@ -68,16 +80,18 @@ def write_folder(directory: Path, name: str, data: bytes) -> None:
             f"{os.readlink(directory)!r}), and checkpoints are written only into real "
             f"folders; save into the link's target, or remove the link"
         )
-    if directory.is_dir() or not _new_folder(directory, name, data):
+    extra = dict(extra or {})
+    if directory.is_dir() or not _new_folder(directory, name, data, extra):
+        _replace_tree(directory, extra)
         _replace_file(directory, name, data)
-    _remove_stale(directory, name)
+    _remove_stale(directory, {name, *(PurePosixPath(p).parts[0] for p in extra)})
 
 
 def _temporary_suffix() -> str:
     return f"tmp-{_HOST}-{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def _new_folder(directory: Path, name: str, data: bytes) -> bool:
+def _new_folder(directory: Path, name: str, data: bytes, extra: Mapping[str, bytes]) -> bool:
     """Write a new folder ``directory``; return False if another writer made it first."""
     parent = directory.parent
     parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +100,8 @@ def _new_folder(directory: Path, name: str, data: bytes) -> bool:
     os.mkdir(temp)
     try:
         reach_save_phase("begun")
+        for relative, content in extra.items():
+            _write_new_tree_file(temp, relative, content)
         _write_synced(temp / name, data)
         _fsync_folder(temp)
         reach_save_phase("synced")
@@ -103,28 +119,67 @@ def _new_folder(directory: Path, name: str, data: bytes) -> bool:
     return True
 
 
-def _replace_file(directory: Path, name: str, data: bytes) -> None:
+def _write_new_tree_file(root: Path, relative: str, data: bytes) -> None:
+    """Write file ``relative`` (its folders made) under the new folder ``root``, synced."""
+    file = root.joinpath(*PurePosixPath(relative).parts)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    _write_synced(file, data, phases=False)
+    for folder in file.relative_to(root).parents:
+        if folder != Path("."):
+            _fsync_folder(root / folder)
+
+
+def _replace_tree(directory: Path, extra: Mapping[str, bytes]) -> None:
+    """Replace the extra files in the existing folder ``directory``, each by rename; then
+    delete the files of their trees this save did not write, and folders left empty."""
+    for relative, content in extra.items():
+        file = directory.joinpath(*PurePosixPath(relative).parts)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        _replace_file(file.parent, file.name, content, phases=False)
+    written = {directory.joinpath(*PurePosixPath(p).parts) for p in extra}
+    for top in {PurePosixPath(p).parts[0] for p in extra}:
+        for root, folders, files in os.walk(directory / top, topdown=False):
+            for file_name in files:
+                found = _TMP_FILE.fullmatch(file_name)
+                if found is not None and not _writer_is_dead(found):
+                    continue  # another live save's file, about to be renamed
+                if Path(root, file_name) not in written:
+                    Path(root, file_name).unlink(missing_ok=True)
+            for folder in folders:
+                with contextlib.suppress(OSError):  # not empty: it holds files just written
+                    os.rmdir(Path(root, folder))
+
+
+def _replace_file(directory: Path, name: str, data: bytes, *, phases: bool = True) -> None:
+    """Replace file ``name`` in ``directory`` by rename; ``phases``: report the save's
+    phases (the checkpoint file does; the extra files are written before them)."""
+    reach = reach_save_phase if phases else _no_phase
     tmp = directory / f".{_temporary_suffix()}.msgpack"
     try:
-        reach_save_phase("begun")
-        _write_synced(tmp, data)
-        reach_save_phase("synced")
+        reach("begun")
+        _write_synced(tmp, data, phases=phases)
+        reach("synced")
         os.replace(tmp, directory / name)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    reach_save_phase("renamed")
+    reach("renamed")
     _fsync_folder(directory)
 
 
-def _write_synced(file: Path, data: bytes) -> None:
+def _no_phase(phase: str) -> None:
+    """Report nothing: a file written before the checkpoint file's phases."""
+
+
+def _write_synced(file: Path, data: bytes, *, phases: bool = True) -> None:
     # A new file with the umask's permissions, as a new folder's (tempfile's are 0600);
     # O_EXCL: a name is never shared with another writer.
     fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     with open(fd, "wb") as out:
         out.write(data)
         out.flush()
-        reach_save_phase("written")
+        if phases:
+            reach_save_phase("written")
         os.fsync(out.fileno())
 
 
@@ -152,7 +207,7 @@ def _writer_is_dead(match: re.Match[str]) -> bool:
     return False
 
 
-def _remove_stale(directory: Path, name: str) -> None:
+def _remove_stale(directory: Path, save_names: set[str]) -> None:
     with os.scandir(directory) as entries:
         stray = [
             e.path
@@ -177,7 +232,7 @@ def _remove_stale(directory: Path, name: str) -> None:
             names = os.listdir(folder)
         except FileNotFoundError:
             continue  # another cleaner was faster
-        if all(n == name or _TMP_FILE.fullmatch(n) for n in names):
+        if all(n in save_names or _TMP_FILE.fullmatch(n) for n in names):
             shutil.rmtree(folder, ignore_errors=True)
 
 

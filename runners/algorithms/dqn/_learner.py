@@ -9,7 +9,7 @@ Names and semantics follow RLlib's DQN (``rllib/algorithms/dqn``): the settings 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -94,6 +94,16 @@ class DQNModule:
         hiddens = hidden_sizes(model_hiddens)
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.obs_dim = obs_dim
+        # RLlib's RLModule attributes: RLModuleSpec.from_module(module) and the module's
+        # checkpoint folder read them.
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.inference_only = False
+        self.model_config = {
+            "fcnet_hiddens": list(hiddens),
+            "fcnet_activation": model_activation,
+            "dueling": bool(dueling),
+        }
         self.num_actions = int(n)
         self.start = int(getattr(action_space, "start", 0))
         self.dueling = bool(dueling)
@@ -133,13 +143,25 @@ class DQNModule:
         """Return Q(obs, a) for every action: [B, n]."""
         return self.head(self.q(self._obs(obs)))
 
-    def forward_inference(self, obs: NDArray[Any]) -> NDArray[np.int64]:
-        """Return the greedy actions argmax_a Q(obs, a) [B]."""
+    @overload
+    def forward_inference(self, obs: Mapping[str, Any]) -> dict[str, NDArray[np.int64]]: ...
+
+    @overload
+    def forward_inference(self, obs: NDArray[Any]) -> NDArray[np.int64]: ...
+
+    def forward_inference(self, obs: Any) -> Any:
+        """Return the greedy actions argmax_a Q(obs, a) [B].
+
+        Given RLlib's batch form, ``{"obs": [B, ...]}`` (numpy, or anything numpy reads,
+        such as a CPU torch tensor), return RLlib's columns: ``{"actions": [B]}``.
+        """
+        if type(obs) is dict:
+            return {"actions": self.forward_inference(obs["obs"])}
         out = self.q(self._obs(obs))
         # On the sampling hot path: with dueling, argmax Q = argmax A (V and mean(A) are
         # the same for every action), so the head's arithmetic can be skipped.
         actions = (out[:, 1:] if self.dueling else out).argmax(axis=1)
-        return actions + self.start if self.start else actions  # type: ignore[no-any-return]
+        return actions + self.start if self.start else actions
 
     def forward_exploration(self, obs: NDArray[Any], rng: np.random.Generator) -> NDArray[Any]:
         """Return actions sampled from softmax(Q) (RLlib's Categorical over the Q-values).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -96,8 +96,21 @@ class PPOModule:
         """Return actions [B] sampled from the policy for observations [B, obs_dim]."""
         return self.dist.sample(self.pi(self._features(self._obs(obs))), rng)
 
-    def forward_inference(self, obs: NDArray[Any]) -> NDArray[Any]:
-        """Return the greedy actions (argmax logits, or the Gaussian mean) for ``obs``."""
+    @overload
+    def forward_inference(self, obs: Mapping[str, Any]) -> dict[str, Array]: ...
+
+    @overload
+    def forward_inference(self, obs: NDArray[Any]) -> NDArray[Any]: ...
+
+    def forward_inference(self, obs: Any) -> Any:
+        """Return the greedy actions (argmax logits, or the Gaussian mean) for ``obs``.
+
+        Given RLlib's batch form, ``{"obs": [B, ...]}`` (numpy, or anything numpy reads,
+        such as a CPU torch tensor), return RLlib's columns: ``{"action_dist_inputs": ...}``,
+        the policy head's output, as RLlib's PPO module does.
+        """
+        if type(obs) is dict:
+            return {"action_dist_inputs": self.action_dist_inputs(obs["obs"])}
         return self.dist.greedy(self.pi(self._features(self._obs(obs))))
 
     def action_dist_inputs(self, obs: NDArray[Any]) -> Array:

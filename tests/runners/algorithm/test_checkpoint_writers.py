@@ -144,14 +144,15 @@ def test_a_checkpoint_folder_that_is_a_link_is_refused(
     target = tmp_path / "elsewhere"
     with small_ppo.build() as algo:
         algo.save_to_path(target)
-        before = {p.name: p.read_bytes() for p in target.iterdir()}
+        before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
         stray = target / f".tmp-{'0' * 6}-{os.getpid()}-0123abcd.msgpack"
         stray.write_bytes(b"someone's")
         link = tmp_path / "checkpoint_000001"
         link.symlink_to(target)
         with pytest.raises(ConfigError, match=r"checkpoint_000001'.*is a symbolic link \(to '"):
             algo.save_to_path(link)
-    assert {p.name: p.read_bytes() for p in target.iterdir() if p != stray} == before
+    after = {p: p.read_bytes() for p in target.rglob("*") if p.is_file() and p != stray}
+    assert after == before
     assert stray.read_bytes() == b"someone's"
 
 
@@ -162,13 +163,21 @@ def test_a_save_keeps_the_umasks_mode_in_new_and_existing_folders(
     try:
         with small_ppo.build() as algo:
             saved = algo.save_to_path(tmp_path / "checkpoint_000001")
-            (file,) = saved.iterdir()
-            first = file.stat().st_mode & 0o777
+            first = modes(saved)
             algo.save_to_path(saved)  # into the folder that now exists
-            second = file.stat().st_mode & 0o777
+            second = modes(saved)
     finally:
         os.umask(old)
-    assert (first, second) == (0o640, 0o640)
+    # The checkpoint file and the module's file; the module's folders as a new folder's.
+    assert len(first) == 6
+    assert first == second
+    assert {mode for path, mode in first.items() if path.is_file()} == {0o640}
+    assert {mode for path, mode in first.items() if path.is_dir()} == {0o750}
+
+
+def modes(folder: Path) -> dict[Path, int]:
+    """Return the permission bits of everything in ``folder``, at any depth."""
+    return {p: p.stat().st_mode & 0o777 for p in folder.rglob("*")}
 
 
 @pytest.fixture

@@ -454,7 +454,8 @@ def test_a_save_leaves_files_it_cannot_prove_are_a_dead_saves(tmp_path: Path) ->
     with tiny_ppo().build() as algo:
         algo.save_to_path(directory)
     assert all(path.read_text() == "the user's" for path in kept)
-    assert sorted(p.name for p in directory.iterdir()) == sorted([FILE, *(p.name for p in kept)])
+    names = sorted([FILE, "learner_group", *(p.name for p in kept)])
+    assert sorted(p.name for p in directory.iterdir()) == names
 
 
 def small_dqn(store: bool = True) -> DQNConfig:
