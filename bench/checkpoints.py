@@ -5,11 +5,13 @@
    many of those leave the Algorithm changed.
 2. Crafted contents: a network-size mismatch ([64, 64] into [32]), training_iteration="two"
    and a broken metrics section: the exception and whether the Algorithm changed.
-3. One save and one restore of a default-size PPO checkpoint (best and median of N).
+3. One save and one restore of a default-size PPO checkpoint (best and median of N), and
+   the cost of the modules' own folders: writing the checkpoint file with them against
+   the file alone, into new folders and into an existing one.
 
-Uses one private pair, ``runners._checkpoint.read_checkpoint/write_checkpoint``, to craft
-files, so it runs against any version of hookbus. Run: ``python bench/checkpoints.py
-[--flips N] [--repeats N]``.
+Uses private functions, ``runners.algorithm._checkpoint.read_checkpoint/write_checkpoint``
+to craft files, ``_module_files.module_files`` for the modules' folders. Run:
+``python bench/checkpoints.py [--flips N] [--repeats N]``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 from hookbus.events import codec
 from hookbus.runners import Algorithm, PPOConfig
 from hookbus.runners.algorithm._checkpoint import CHECKPOINT_FILE, read_checkpoint, write_checkpoint
+from hookbus.runners.algorithm._module_files import module_files
 
 
 def small_ppo(hiddens: list[int]) -> PPOConfig:
@@ -128,10 +131,31 @@ def timing(work: Path, repeats: int) -> None:
             start = time.perf_counter()
             algo.restore_from_path(work / "default")
             restores.append(time.perf_counter() - start)
+        # The modules' folders (RLModule.from_checkpoint's) against the file alone, written
+        # alternately into new folders and into one existing folder.
+        state = read_checkpoint(work / "default")
+        files = module_files(algo.get_module(), multi_agent=False)
+        alone: dict[str, list[float]] = {"new": [], "existing": []}
+        both: dict[str, list[float]] = {"new": [], "existing": []}
+        for i in range(repeats):
+            for mode in ("new", "existing"):
+                for times, extra in ((alone, None), (both, files)):
+                    target = work / (f"{mode}-{i}-{len(extra or ())}" if mode == "new" else mode)
+                    start = time.perf_counter()
+                    write_checkpoint(target, state, extra)
+                    times[mode].append(time.perf_counter() - start)
     size = (work / "default" / CHECKPOINT_FILE).stat().st_size
     print(f"default PPO checkpoint ({size} bytes), {repeats} repeats, ms best / median:")
     for label, times in (("save", saves), ("restore", restores)):
         print(f"  {label:>8}: {min(times) * 1e3:7.2f} / {statistics.median(times) * 1e3:7.2f}")
+    print("writing the file with the module folders, against the file alone (median ratio):")
+    for mode in ("new", "existing"):
+        ratio = statistics.median(both[mode]) / statistics.median(alone[mode])
+        print(
+            f"  {mode + ' folder':>16}: {ratio:5.2f}x "
+            f"({statistics.median(both[mode]) * 1e3:.2f} ms against "
+            f"{statistics.median(alone[mode]) * 1e3:.2f} ms)"
+        )
 
 
 def main() -> None:
