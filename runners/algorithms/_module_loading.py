@@ -92,7 +92,9 @@ def _builders() -> dict[str, Callable[[_Record, tuple[Any, Any]], Any]]:
 def load_module_checkpoint(path: str | os.PathLike[str], module_class: type[Any] | None) -> Any:
     """Return the module saved in folder ``path``, or a ``MultiAgentModule`` of those in its
     sub-folders (``.../rl_module``). ``module_class``: the user's class that a module file
-    of a class not hookbus's is rebuilt with (None: only hookbus's classes).
+    of a class not hookbus's is rebuilt with (None: only hookbus's classes); a module of
+    one of hookbus's classes is rebuilt as that class whatever is given, as RLlib's
+    ``from_checkpoint`` builds the class the checkpoint holds.
 
     ConfigError naming the path for a folder holding no module, an Algorithm's checkpoint
     folder (naming where its modules are), a corrupt or foreign file, or a module of a
@@ -157,7 +159,7 @@ def _build(
     file: Path, record: _Record, spaces: tuple[Any, Any], module_class: type[Any] | None
 ) -> Any:
     builders = _builders()
-    if module_class is not None and _name(module_class) not in builders:
+    if record.module_class not in builders and module_class is not None:
         spec = RLModuleSpec(
             module_class=module_class,
             observation_space=spaces[0],

@@ -14,6 +14,7 @@ from hookbus.runners import (
     DQNConfig,
     MultiRLModule,
     PPOConfig,
+    PPOModule,
     RandomRLModule,
     RLModule,
     RLModuleSpec,
@@ -107,6 +108,10 @@ def test_a_module_of_the_users_class_loads_only_through_that_class(tmp_path: Pat
     assert isinstance(module, AlwaysZero)
     assert module.action_space.n == 5
     assert module.forward_inference(np.zeros((3, 5))).tolist() == [0, 0, 0]
+    # All of them through the user's class: hookbus's own modules stay what they were.
+    modules = AlwaysZero.from_checkpoint(folder.parent)
+    assert isinstance(modules["opponent"], AlwaysZero)
+    assert isinstance(modules["main"], PPOModule)
 
 
 def test_saving_again_into_a_folder_drops_a_removed_modules_folder(tmp_path: Path) -> None:
