@@ -341,3 +341,40 @@ def test_rarely_called_driver_hooks_are_published_as_rllib_calls_them(tmp_path: 
     assert recorded[1].evaluation_metrics == {"offline_eval_runners": {"loss": 0.5}}
     assert recorded[0].training_iteration == 3
     assert recorded[3].is_evaluation is True
+
+
+def _exit_now(env_runner: Any) -> None:
+    os._exit(1)  # the actor's process dies mid-call, as a crash would end it
+
+
+def test_a_killed_runner_that_ray_restarts_is_announced(tmp_path: Path) -> None:
+    # A real restart: the remote runner's process exits, RLlib takes it out of service,
+    # Ray restarts the actor, and RLlib's next training step finds it healthy again and
+    # calls on_env_runners_recreated (Algorithm.restore_env_runners), on the driver.
+    import time
+
+    seen: list[tuple[list[int], bool, bool]] = []
+
+    def note(*, env_runner_group: Any, env_runner_indices: Any, is_evaluation: Any, **kw: Any):
+        seen.append((list(env_runner_indices), is_evaluation, env_runner_group is not None))
+
+    path = tmp_path / "run.msgpack"
+    bridge = rllib_callbacks(record=path, on_env_runners_recreated=note)
+    config = ppo_config(1, bridge).fault_tolerance(restart_failed_env_runners=True)
+    algo = config.build_algo()
+    try:
+        algo.train()
+        algo.env_runner_group.foreach_env_runner(_exit_now, local_env_runner=False)
+        deadline = time.monotonic() + 120  # Ray starts the actor's process again first
+        while not seen and time.monotonic() < deadline:
+            time.sleep(1)
+            algo.train()
+        sampled = algo.train()["env_runners"]["num_env_steps_sampled"]
+    finally:
+        algo.stop()
+    assert seen == [([1], False, True)]
+    assert sampled == 200  # the restarted runner samples again
+    recreated = [e for e in read_recording(path) if type(e).__name__ == "EnvRunnersRecreated"]
+    assert [(e.source, e.env_runner_indices, e.is_evaluation) for e in recreated] == [
+        ("algorithm", [1], False)
+    ]
