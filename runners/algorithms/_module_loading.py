@@ -54,26 +54,21 @@ def _dtype(state: dict[str, Any]) -> Any:
     return arrays[0].dtype.type if arrays else np.float32
 
 
-def _ppo(record: _Record, spaces: tuple[Any, Any]) -> Any:
-    settings = record.model_config or {}
-    return PPOModule(
-        *spaces,
-        model_hiddens=settings.get("fcnet_hiddens", (64, 64)),
-        model_activation=settings.get("fcnet_activation", "tanh"),
-        vf_share_layers=bool(settings.get("vf_share_layers", False)),
-        dtype=_dtype(record.state),
-    )
+def _network(cls: type[Any], flag: str, default: bool) -> Callable[[_Record, Any], Any]:
+    """Return the builder of module class ``cls`` (PPO's or DQN's: an MLP of the file's
+    ``fcnet_hiddens`` and ``fcnet_activation``, and one boolean setting ``flag``)."""
 
+    def build(record: _Record, spaces: tuple[Any, Any]) -> Any:
+        settings = record.model_config or {}
+        return cls(
+            *spaces,
+            model_hiddens=settings.get("fcnet_hiddens", (64, 64)),
+            model_activation=settings.get("fcnet_activation", "tanh"),
+            dtype=_dtype(record.state),
+            **{flag: bool(settings.get(flag, default))},
+        )
 
-def _dqn(record: _Record, spaces: tuple[Any, Any]) -> Any:
-    settings = record.model_config or {}
-    return DQNModule(
-        *spaces,
-        model_hiddens=settings.get("fcnet_hiddens", (64, 64)),
-        model_activation=settings.get("fcnet_activation", "tanh"),
-        dueling=bool(settings.get("dueling", True)),
-        dtype=_dtype(record.state),
-    )
+    return build
 
 
 def _random(record: _Record, spaces: tuple[Any, Any]) -> Any:
@@ -86,7 +81,11 @@ def _builders() -> dict[str, Callable[[_Record, tuple[Any, Any]], Any]]:
     """hookbus's module classes by the name a module file gives them (their public name,
     ``hookbus.runners.PPOModule``, read when asked: ``hookbus.runners`` sets it on import):
     the only classes a file builds by itself."""
-    return {_name(PPOModule): _ppo, _name(DQNModule): _dqn, _name(RandomRLModule): _random}
+    return {
+        _name(PPOModule): _network(PPOModule, "vf_share_layers", False),
+        _name(DQNModule): _network(DQNModule, "dueling", True),
+        _name(RandomRLModule): _random,
+    }
 
 
 def load_module_checkpoint(path: str | os.PathLike[str], module_class: type[Any] | None) -> Any:
