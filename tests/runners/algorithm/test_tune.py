@@ -222,25 +222,14 @@ def test_a_crashed_run_continues_with_tuner_restore_after_callbacks_none(tmp_pat
             on_train_result=tune_helpers.CrashOnce(str(marker), at_iteration=2),
         )
     )
-    results = tune.Tuner(
-        PPO,
-        param_space=config,
-        run_config=run_config(
-            tmp_path,
-            stop={"training_iteration": 3},
-            checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=1),
-        ),
-    ).fit()
+    results = fit_three_checkpointed(config, tmp_path)
     assert marker.exists()
     assert results.num_errors == 1
     config.callbacks(None)
     with config.build() as algo:
         algo.restore(results[0].checkpoint)
         assert algo.training_iteration == 1
-    restored = tune.Tuner.restore(
-        results.experiment_path, trainable=PPO, param_space=config, resume_errored=True
-    )
-    again = restored.fit()
+    again = resume_errored(results, config)
     assert again.num_errors == 0, again.errors
     assert again[0].metrics["training_iteration"] == 3
 
@@ -254,7 +243,19 @@ def test_tuner_restore_after_callbacks_none_drops_the_first_runs_classes(
     # trial would run the crashing class again and crash at iteration 2 once more.
     config = PPOConfig().environment("CartPole-v1").training(**SMALL)
     config.callbacks(tune_helpers.CrashAtTwo)
-    results = tune.Tuner(
+    results = fit_three_checkpointed(config, tmp_path)
+    assert results.num_errors == 1
+    assert "Intended crash at iteration 2." in str(results.errors[0])
+    config.callbacks(None)
+    again = resume_errored(results, config)
+    assert again.num_errors == 0, again.errors
+    assert again[0].metrics["training_iteration"] == 3
+    assert again[0].config["callbacks"] == [Callback]
+
+
+def fit_three_checkpointed(config: PPOConfig, tmp_path: Path) -> Any:
+    """Run one trial of ``config`` for 3 iterations under Tune, a checkpoint each."""
+    return tune.Tuner(
         PPO,
         param_space=config,
         run_config=run_config(
@@ -263,16 +264,14 @@ def test_tuner_restore_after_callbacks_none_drops_the_first_runs_classes(
             checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=1),
         ),
     ).fit()
-    assert results.num_errors == 1
-    assert "Intended crash at iteration 2." in str(results.errors[0])
-    config.callbacks(None)
+
+
+def resume_errored(results: Any, config: PPOConfig) -> Any:
+    """Restore the experiment of ``results`` with ``config`` and train its errored trial on."""
     restored = tune.Tuner.restore(
         results.experiment_path, trainable=PPO, param_space=config, resume_errored=True
     )
-    again = restored.fit()
-    assert again.num_errors == 0, again.errors
-    assert again[0].metrics["training_iteration"] == 3
-    assert again[0].config["callbacks"] == [Callback]
+    return restored.fit()
 
 
 def test_asha_stops_a_deliberately_bad_trial_early(tmp_path: Path) -> None:
