@@ -37,6 +37,7 @@ import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.logger import Logger
 
 from hookbus.kernel import Callback
 from hookbus.metrics import MetricsLogger
@@ -106,6 +107,8 @@ def make_case(n_envs: int, callback: Any) -> Callable[[int], tuple[float, float]
     all and wall ns per step inside the callback's ``on_step``."""
     env = make_vec_env("CartPole-v1", n_envs=n_envs, seed=0)
     model = SamplingPPO("MlpPolicy", env, n_steps=N_STEPS, seed=0, device="cpu")
+    # SB3's learn() makes a logger folder (tempdir/SB3-<time>) unless it has a logger.
+    model.set_logger(Logger(folder=None, output_formats=[]))
     inside = [0]  # ns spent in on_step: the same timer around every case's callback
     on_step = callback.on_step
 

@@ -38,6 +38,14 @@ from hookbus.kernel import (
 )
 from hookbus.runners.bridges import sb3_callback
 
+
+@pytest.fixture(autouse=True)
+def sb3_logdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SB3's learn() without a logger of one's own makes one in $SB3_LOGDIR, or else a new
+    folder in the system's temporary directory each time: here, in the test's folder."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
+
+
 EPISODE_HOOKS = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
 
 
