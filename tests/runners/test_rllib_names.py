@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +109,16 @@ def test_api_stack_and_framework_take_what_hookbus_does() -> None:
         config.framework("numpy", eager_tracing=True)
 
 
-def test_save_to_path_without_a_path_makes_a_new_folder(small_ppo: PPOConfig) -> None:
+def test_save_to_path_without_a_path_makes_a_new_folder(
+    small_ppo: PPOConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # RLlib's save_to_path() (Checkpointable) writes to a new folder in the system's
-    # temporary directory and returns it.
+    # temporary directory and returns it (here the test's, to leave nothing behind).
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with small_ppo.build() as algo:
         first, second = algo.save_to_path(), algo.save_to_path()
     assert first != second
+    assert first.parent == second.parent == tmp_path
     assert all((path / "algorithm_state.msgpack").is_file() for path in (first, second))
     restored = Algorithm.from_checkpoint(first)
     restored.stop()

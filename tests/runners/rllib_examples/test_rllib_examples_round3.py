@@ -149,6 +149,7 @@ def test_change_config_during_training_goes_on_with_new_settings(
         "own NameError), and defines a TorchRLModule (no torch models in hookbus)"
     ),
 )
+@pytest.mark.usefixtures("temporary_folders_in_tmp_path")
 def test_getting_started_page_runs_its_blocks_in_order(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -173,6 +174,7 @@ def test_getting_started_page_runs_its_blocks_in_order(
         "into forward_inference, and restore_from_path with its train()"
     ),
 )
+@pytest.mark.usefixtures("temporary_folders_in_tmp_path")
 def test_checkpoints_page_runs_its_blocks_in_order(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
