@@ -106,7 +106,8 @@ class EntryPointVectorEnv(gym.vector.VectorWrapper):
         self._last_obs: Any = None
         self._reset_next = False  # the env was made anew: its next step is its reset
 
-    def step(self, actions: Batched) -> Any:
+    # ``actions`` Any: gymnasium 1.2.2's VectorWrapper types it with an unbound ActType.
+    def step(self, actions: Any) -> Any:
         if self._reset_next:
             self._reset_next = False
             obs, infos = self.reset()
@@ -122,7 +123,9 @@ class EntryPointVectorEnv(gym.vector.VectorWrapper):
         self._last_obs = _copied(obs)
         return self._last_obs, rewards, terminateds, truncateds, infos
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+    # ``seed`` Any: an int or a list of them, as the vector envs take; gymnasium's
+    # VectorWrapper and VectorEnv disagree on it (1.2.2 and 1.4 differently).
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
         while True:  # until a reset works or _recreate gives up (raises)
             try:
                 obs, infos = self.env.reset(seed=seed, options=options)

@@ -18,7 +18,7 @@ import gymnasium as gym
 
 from hookbus.kernel import ConfigError
 
-from .._types import Batched, EnvSpec
+from .._types import EnvSpec
 from ._context import EnvContext
 from ._multi_agent_env import MultiAgentEnv
 from ._registry import RegisteredEnv, lookup_registered_env
@@ -241,11 +241,12 @@ WHEN_DONE = "when_done"
 unrecorded, and its next episode starts with the reset after that episode's end."""
 
 
-class MarksEnvFailures(gym.vector.VectorEnv):
+class MarksEnvFailures(gym.vector.VectorEnv[Any, Any, Any]):
     """Give a gymnasium vector env's ``step()`` / ``reset()`` exceptions the mark that they
     came from the env (``is_env_failure``): put it before the vector env class."""
 
-    def step(self, actions: Batched) -> Any:
+    # ``actions`` Any: gymnasium 1.2.2's vector env classes type it with an unbound ActType.
+    def step(self, actions: Any) -> Any:
         try:
             return super().step(actions)
         except Exception as exc:

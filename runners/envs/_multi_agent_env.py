@@ -60,6 +60,11 @@ class MultiAgentEnv(gym.Env[Any, Any]):
         and infos by agent id (``"__all__"`` in terminateds/truncateds for the episode)."""
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Release the env's resources: none here, as gymnasium's ``Env.close`` (an env
+        that holds some overrides this). Written out to be typed: gymnasium 1.2.2, which
+        ray[rllib] 2.60 pins, leaves ``Env.close`` unannotated."""
+
     def get_observation_space(self, agent_id: AgentID) -> gym.Space[Any]:
         """Return ``agent_id``'s observation space."""
         return _space_of(self, "observation", agent_id)
