@@ -107,9 +107,10 @@ def rllib_callbacks(
             bridge = self._driver()
             bridge.take_events(getattr(algorithm, "env_runner_group", None))
             live = {"algorithm": algorithm, "metrics_logger": metrics_logger, "result": result}
-            iteration = _iteration(algorithm, result)
-            data = plain_result(result)  # once an iteration: built whether or not anyone listens
-            bridge.publish(TrainResult, live, training_iteration=iteration, result=data)
+            if bridge.listens(TrainResult):  # else no copy of the result is made
+                iteration = _iteration(algorithm, result)
+                data = plain_result(result)
+                bridge.publish(TrainResult, live, training_iteration=iteration, result=data)
 
         def on_evaluate_start(
             self, *, algorithm: Any, metrics_logger: Any = None, **kw: Any
@@ -380,9 +381,14 @@ class _Bridge:
             "metrics_logger": metrics_logger,
             "evaluation_metrics": evaluation_metrics,
         }
-        iteration = _iteration(algorithm, None)
-        data = plain_result(evaluation_metrics)
-        self.publish(event_type, live, training_iteration=iteration, evaluation_metrics=data)
+        if self.listens(event_type):  # else no copy of the metrics is made
+            iteration = _iteration(algorithm, None)
+            data = plain_result(evaluation_metrics)
+            self.publish(event_type, live, training_iteration=iteration, evaluation_metrics=data)
+
+    def listens(self, event_type: type[BaseEvent]) -> bool:
+        """Tell whether some handler (or the recorder) takes ``event_type``."""
+        return self.bus.dispatcher(event_type).call is not None
 
     def flush(self) -> None:
         """Write what the recorder holds (the driver, after each of its events)."""
