@@ -35,7 +35,9 @@ with statistics alone, the chain counts every publish and times one in ``SAMPLE_
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
+import linecache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -228,9 +230,26 @@ def compile_chain(
         "_control": control_result,
         "_thread": _in_thread,
     }
-    exec(compile("\n".join(source), f"<hookbus chain {hook}>", "exec"), namespace)
+    exec(_compiled("\n".join(source), hook), namespace)
     fn: Callable[..., Any] = namespace[name]
     return fn
+
+
+def _compiled(source: str, hook: str) -> Any:
+    """Compile a chain's ``source`` under a name that ``linecache`` knows the lines of.
+
+    Tracebacks, ``pdb`` and ``inspect.getsource`` then show the chain's own lines, as for
+    any module (attrs registers its generated methods the same way). The name carries a
+    hash of the source: a chain of the same shape (the handlers are ``h0``, ``h1``, ... in
+    every chain) reuses one entry, so the cache holds one per shape, not one per compile.
+    An entry with no modification time is never dropped by ``linecache.checkcache``.
+    """
+    digest = hashlib.blake2s(source.encode(), digest_size=4).hexdigest()
+    filename = f"<hookbus chain {hook} {digest}>"
+    if filename not in linecache.cache:
+        lines = source.splitlines(keepends=True)
+        linecache.cache[filename] = (len(source), None, lines, filename)
+    return compile(source, filename, "exec")
 
 
 def _function(
