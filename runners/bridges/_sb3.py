@@ -11,8 +11,9 @@ turns these into hookbus's hooks with RLlib's meaning (docs/bridges.md):
   ``on_episode_end`` and its next episode's ``on_episode_created`` / ``on_episode_start``
   (``_sb3_episodes``);
 - rollout end: ``on_sample_end`` with the episode chunks stepped since the last one;
-- each log dump: the bridge's ``MetricsLogger`` reduced into SB3's logger, then
-  ``on_train_result`` with ``result`` (what is being dumped), then SB3 writes it.
+- each log dump: the bridge's ``MetricsLogger`` recorded into SB3's logger, then
+  ``on_train_result`` with ``result`` (what is being dumped), then what its handlers
+  logged or set in ``result`` recorded too; SB3 writes it all, then the logger is reduced.
 
 Episode hooks come from the source ``"env_runner:0"``, the algorithm's from
 ``"algorithm"``, as from hookbus's own runners. Importing this module imports no SB3:
@@ -163,16 +164,19 @@ class _Bridge:
         _record(logger, self.metrics, self.bus.bus.statistics().errors)
         dispatcher = self.bus.dispatcher(TrainResult)
         if dispatcher.call is not None:
-            result = dict(logger.name_to_value)
+            before = dict(logger.name_to_value)  # a handler may record into SB3's own logger
+            result = dict(before)
             live = {"algorithm": self._model, "metrics_logger": self.metrics, "result": result}
             fields = {"training_iteration": self.iteration, "result": plain_result(result)}
             self._note(self.bus.run(dispatcher, TrainResult, live, fields, self.algorithm))
-            # What the handlers logged, and the keys they added to result, in this dump.
+            # Only the keys handlers set in result: its other values are the ones recorded
+            # before the chain, which would hide what the handlers logged (one dump late).
+            changed = [(k, v) for k, v in result.items() if k not in before or before[k] is not v]
+            # What the handlers logged, then what they set in result, in this dump.
             _record(logger, self.metrics, self.bus.bus.statistics().errors)
-            recorded = logger.name_to_value
-            for key, value in result.items():
-                if key not in recorded or recorded[key] is not value:
-                    logger.record(key, value)
+            excluded = logger.name_to_excluded
+            for key, value in changed:
+                logger.record(key, value, excluded.get(key))
         write(step)
         self.metrics.reduce()  # close the period, as the Algorithm after each result
 

@@ -190,8 +190,10 @@ def test_live_metric_equals_replayed_metric(tmp_path: Path, csv_logger: Any) -> 
 
 
 def test_metrics_and_result_keys_reach_sb3_logger(tmp_path: Path, csv_logger: Any) -> None:
-    def add_key(*, result: dict[str, Any], metrics_logger: Any) -> None:
+    def add_key(*, algorithm: Any, result: dict[str, Any], metrics_logger: Any) -> None:
         result["custom/added"] = len(result)
+        result["rollout/ep_len_mean"] = -2.0  # a key SB3 recorded, replaced
+        algorithm.logger.record("time/fps", -1)  # into SB3's logger itself
         metrics_logger.log_value("logged_at_result", 7.0, reduce="max")
 
     model = make_model("PPO", 2)
@@ -203,6 +205,7 @@ def test_metrics_and_result_keys_reach_sb3_logger(tmp_path: Path, csv_logger: An
         assert float(row["logged_at_result"]) == 7.0
         assert int(row["custom/added"]) > 0
         assert float(row["rollout/ep_rew_mean"]) > 0
+        assert (row["rollout/ep_len_mean"], row["time/fps"]) == ("-2.0", "-1")
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
