@@ -13,13 +13,22 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hookbus.events._public import publish_names
+
 __all__ = ("on_first_use",)
 
 
-def on_first_use(package: str, names: Mapping[str, tuple[str, str]]) -> Callable[[str], Any]:
+def on_first_use(
+    package: str, names: Mapping[str, tuple[str, str]], *, publish: bool = False
+) -> Callable[[str], Any]:
     """Return ``package``'s ``__getattr__``: ``names[name]`` is ``(module, attribute)``,
     the module relative to ``package``; the value is imported once, then kept in the
-    package's namespace, where later lookups find it without this function."""
+    package's namespace, where later lookups find it without this function.
+
+    ``publish``: an object defined in a private module below ``package`` reports
+    ``package`` as its module from then on (``events._public.publish_names``), as an eager
+    package's re-exports do.
+    """
     namespace = sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:
@@ -29,6 +38,8 @@ def on_first_use(package: str, names: Mapping[str, tuple[str, str]]) -> Callable
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
         value = getattr(importlib.import_module(module, package), attribute)
         namespace[name] = value
+        if publish:
+            publish_names(package, namespace, [name])
         return value
 
     return __getattr__

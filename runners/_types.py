@@ -8,10 +8,11 @@ be, and what a gymnasium vector env returns as observations. Here at the top of 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import gymnasium as gym
-import numpy.typing as npt
+if TYPE_CHECKING:  # names for annotations only: episodes (replay's rules) load no gymnasium
+    import gymnasium as gym
+    import numpy.typing as npt
 
 __all__ = ("AgentID", "Batched", "EnvSpec", "ModuleID")
 
@@ -22,7 +23,7 @@ AgentID: TypeAlias = Hashable
 ModuleID: TypeAlias = str
 """A module's (policy's) key in a ``MultiRLModule`` and in the agent-to-module mapping."""
 
-EnvSpec: TypeAlias = str | type[gym.Env[Any, Any]] | Callable[..., gym.Env[Any, Any]]
+EnvSpec: TypeAlias = "str | type[gym.Env[Any, Any]] | Callable[..., gym.Env[Any, Any]]"
 """An env as a setting names it: a gymnasium id or ``module:Name`` string, an Env class
 (a ``MultiAgentEnv`` too), or a creator taking the ``EnvContext``."""
 
