@@ -36,7 +36,9 @@ def log_at_result(metrics_logger: Any, iteration: int) -> None:
     metrics_logger.log_value(("hb", "window2"), iteration, window=2)
 
 
-def train_logged(algo: str, n_envs: int, handler: str, folder: Path) -> tuple[list, list]:
+def train_logged(
+    algo: str, n_envs: int, handler: str, folder: Path
+) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """Train with an ``on_train_result`` handler (``handler``: "sync" or the async loop's
     name) and an episode counter; return SB3's CSV rows and the results the handler saw."""
     seen: list[dict[str, Any]] = []
@@ -85,7 +87,7 @@ def test_what_on_train_result_logs_is_in_that_same_dump(
 ) -> None:
     rows, seen = train_logged(algo, n_envs, handler, tmp_path)
     dumps = len(rows)
-    assert dumps == 4 if algo == "PPO" else dumps >= 4
+    assert dumps == 4 or (algo == "DQN" and dumps > 4)
     assert len(seen) == dumps
     assert [int(row["hb/lifetime"]) for row in rows] == list(range(1, dumps + 1))
     assert [int(row["hb/per_dump"]) for row in rows] == [1] * dumps
