@@ -111,6 +111,7 @@ if TYPE_CHECKING:
         RemoteError as RemoteError,
         RemoteTraceback as RemoteTraceback,
     )
+    from .callbacks import InfoMetrics as InfoMetrics
     from .config import (
         DEFAULT_MODULE_ID as DEFAULT_MODULE_ID,
         DEFAULT_POLICY_ID as DEFAULT_POLICY_ID,
@@ -141,6 +142,7 @@ if TYPE_CHECKING:
         EpisodeLike as EpisodeLike,
         LearnerLoggers as LearnerLoggers,
         MultiAgentEpisode as MultiAgentEpisode,
+        ReplayStandInError as ReplayStandInError,
         SingleAgentEpisode as SingleAgentEpisode,
         apply_reset as apply_reset,
         apply_step as apply_step,
@@ -209,6 +211,7 @@ __all__ = (
     "EpisodeLike",
     "EpsilonGreedy",
     "FlattenObservations",
+    "InfoMetrics",
     "InlineEnvRunner",
     "JsonLogger",
     "Learner",
@@ -235,6 +238,7 @@ __all__ = (
     "RemoteError",
     "RemoteTraceback",
     "ReplayBuffer",
+    "ReplayStandInError",
     "ResultDraft",
     "SampleRequest",
     "SampleSummary",
@@ -331,6 +335,7 @@ _ON_FIRST_USE = {
     "ProcessEnvRunner": (".backends._process", "ProcessEnvRunner"),
     "RemoteError": (".backends._wire", "RemoteError"),
     "RemoteTraceback": (".backends._wire", "RemoteTraceback"),
+    "InfoMetrics": (".callbacks", "InfoMetrics"),
     "DEFAULT_MODULE_ID": (".config", "DEFAULT_MODULE_ID"),
     "DEFAULT_POLICY_ID": (".config", "DEFAULT_POLICY_ID"),
     "AlgorithmConfig": (".config", "AlgorithmConfig"),
@@ -354,6 +359,7 @@ _ON_FIRST_USE = {
     "EpisodeLike": (".episodes", "EpisodeLike"),
     "LearnerLoggers": (".episodes", "LearnerLoggers"),
     "MultiAgentEpisode": (".episodes", "MultiAgentEpisode"),
+    "ReplayStandInError": (".episodes", "ReplayStandInError"),
     "SingleAgentEpisode": (".episodes", "SingleAgentEpisode"),
     "apply_reset": (".episodes", "apply_reset"),
     "apply_step": (".episodes", "apply_step"),

@@ -104,7 +104,9 @@ class EnvRunnerMetrics(Callback):
         """Return ``logger``'s episodes not logged yet, made the latest entry."""
         ended = self._ended.get(logger)
         if ended is None:
-            config = env_runner.config if env_runner is not None else None
+            # A replay's stand-in runner (``__hookbus_standin__``) has no settings to read.
+            standin = getattr(env_runner, "__hookbus_standin__", False)
+            config = env_runner.config if env_runner is not None and not standin else None
             ended = self._ended[logger] = _Ended(self.window or smoothing_window(config))
         self._last = (weakref.ref(logger), ended)
         return ended

@@ -13,6 +13,7 @@ from ._learner_loggers import LearnerLoggers as LearnerLoggers
 from ._like import EpisodeLike as EpisodeLike
 from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
 from ._rules import RULES as RULES, EpisodeRules as EpisodeRules
+from ._standins import ReplayStandInError as ReplayStandInError
 
 __all__ = (
     "ALL_AGENTS",
@@ -22,6 +23,7 @@ __all__ = (
     "EpisodeRules",
     "LearnerLoggers",
     "MultiAgentEpisode",
+    "ReplayStandInError",
     "SingleAgentEpisode",
     "apply_reset",
     "apply_step",

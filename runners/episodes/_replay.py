@@ -30,6 +30,7 @@ from ._episode import Episode
 from ._learner_loggers import LearnerLoggers
 from ._multi_agent_episode import MultiAgentEpisode
 from ._replay_agents import multi_agent_from, replay_reset, replay_step
+from ._standins import StandIns
 
 __all__ = ("HookReplay",)
 
@@ -54,9 +55,14 @@ class HookReplay:
         self.max_open = max_open
         self.dropped = 0
         self.finished: OrderedDict[str, AnyEpisode] = OrderedDict()
+        self.standins = StandIns()  # the Algorithm's, runners' and envs' (_standins.py)
 
     def live_arguments(self, event: BaseEvent) -> dict[str, Any]:
-        """Update the episodes with ``event``; return the live arguments it is published with."""
+        """Update the episodes with ``event``; return the live arguments it is published with,
+        stand-ins included for the live objects a recording cannot hold."""
+        return self.standins.complete(event, self._rebuilt(event))
+
+    def _rebuilt(self, event: BaseEvent) -> dict[str, Any]:
         logger = self.logger
         if isinstance(event, EpisodeCreated | EpisodeStart | EpisodeStep | EpisodeEnd):
             episode = self._episode_for(event)

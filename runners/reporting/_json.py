@@ -39,7 +39,8 @@ class JsonLogger(RunDirWriter):
 
     def on_algorithm_init(self, *, algorithm: Configured | None = None, **kwargs: Any) -> None:
         """Write ``params.json`` (atomically: a reader never sees half of it)."""
-        if algorithm is None:  # a replayed stream has no Algorithm to describe
+        # A replayed stream has no Algorithm to describe (None, or a replay's stand-in).
+        if algorithm is None or getattr(algorithm, "__hookbus_standin__", False):
             return
         settings = algorithm.config.to_dict_by_section()
         atomic_write(self.logdir / PARAMS_FILE, encode_pretty(settings))
