@@ -6,7 +6,10 @@ hook pair that does, so that a dtype and a shape survive every round trip exactl
 - MessagePack: an extension type per kind (code 1 arrays, code 2 scalars) whose payload is a
   small msgpack header ``[descr, shape]`` followed by the raw bytes (C order).
 - JSON: an object ``{"__ndarray__": base64, "dtype": descr, "shape": [...]}`` (or
-  ``"__npscalar__"``), turned back into numpy after parsing.
+  ``"__npscalar__"``), turned back into numpy after parsing. JSON has no NaN or infinity
+  (msgspec writes them as ``null``, which would come back as None), so a float that is not
+  finite is ``{"__float__": "nan"}`` (``"-nan"``, ``"inf"``, ``"-inf"``), a float again
+  after parsing: every float round-trips, through typed decoding too.
 
 Encoders and decoders are built once and reused (msgspec's perf advice). Decoding trusts
 nothing: a payload whose dtype, shape or length do not agree, an object dtype, invalid
@@ -44,6 +47,10 @@ _EXT_SCALAR = 2
 _MAX_DIMS = 64
 _ARRAY_KEY = "__ndarray__"
 _SCALAR_KEY = "__npscalar__"
+_FLOAT_KEY = "__float__"
+# The floats JSON cannot hold, by their stand-in's text. The sign of a NaN is kept (numpy's
+# and torch's NaNs are often negative); its payload bits are not (MessagePack keeps those).
+_NOT_FINITE = {"nan": math.nan, "-nan": -math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 class CodecError(HookbusError, ValueError):
@@ -295,18 +302,36 @@ def _json_enc_hook(obj: Any) -> Any:
 
 
 def _revive(obj: Any) -> Any:
-    """Turn the JSON stand-ins for numpy values back into numpy, recursively."""
-    if isinstance(obj, dict):
+    """Turn the JSON stand-ins of a freshly parsed tree back into numpy values and floats.
+
+    In place (the tree is ours), and one frame per level of nesting, so that it reads as
+    deep a tree as msgspec's decoder does; only containers are descended into.
+    """
+    if type(obj) is dict:
         if _ARRAY_KEY in obj:
             layout = _layout(obj.get("dtype"), obj.get("shape"))
             return _from_bytes(_base64(obj[_ARRAY_KEY]), layout).copy()
         if _SCALAR_KEY in obj:
             layout = _layout(obj.get("dtype"), ())
             return _from_bytes(_base64(obj[_SCALAR_KEY]), layout)[()]
-        return {key: _revive(value) for key, value in obj.items()}
-    if isinstance(obj, list):
-        return [_revive(item) for item in obj]
+        if _FLOAT_KEY in obj:
+            return _not_finite(obj[_FLOAT_KEY])
+        for key, value in obj.items():  # values replaced, keys untouched: safe while iterating
+            if type(value) is dict or type(value) is list:
+                obj[key] = _revive(value)
+    elif type(obj) is list:
+        for i, value in enumerate(obj):
+            if type(value) is dict or type(value) is list:
+                obj[i] = _revive(value)
     return obj
+
+
+def _not_finite(text: Any) -> float:
+    value = _NOT_FINITE.get(text) if type(text) is str else None
+    if value is None:
+        allowed = ", ".join(map(repr, _NOT_FINITE))
+        raise CodecError(f"malformed float stand-in: {text!r:.40} (allowed: {allowed})")
+    return value
 
 
 def _base64(text: Any) -> bytes:
@@ -319,17 +344,83 @@ def _base64(text: Any) -> bytes:
 
 _json_encoder = msgspec.json.Encoder(enc_hook=_json_enc_hook)
 _json_decoder = msgspec.json.Decoder()
+_SEARCHED_UP_TO = 1024
 
 
 def encode_json(obj: Any) -> bytes:
-    """Encode ``obj`` as JSON (UTF-8 bytes); numpy values become tagged objects.
+    """Encode ``obj`` as JSON (UTF-8 bytes); numpy values and floats that are not finite
+    become tagged objects.
 
     A value it cannot hold is a ``CodecError``.
     """
     try:
-        return _json_encoder.encode(obj)
+        data = _json_encoder.encode(obj)
+        # msgspec writes NaN and infinities as null: only then is the value looked through
+        # (most events hold no null at all; a None or a string saying null costs a look).
+        # Searching costs per byte, looking per value: a long value is looked through.
+        if len(data) > _SEARCHED_UP_TO or b"null" in data:
+            data = _with_stand_ins(obj, data)
+        return data
     except (CodecError, *_ENCODE_FAILURES) as exc:
         raise _encode_failure(exc, "JSON") from exc
+
+
+def _with_stand_ins(obj: Any, data: bytes) -> bytes:
+    """Return ``obj`` encoded with its floats that are not finite as stand-ins (``data``
+    itself if the nulls in it were all None)."""
+    if not _may_hold_not_finite(obj):  # the common case (an EpisodeStart's agents=None)
+        return data
+    tree = msgspec.to_builtins(obj, enc_hook=_json_enc_hook)  # encodes as ``obj`` does
+    if type(tree) is float and not math.isfinite(tree):
+        return _json_encoder.encode(_stand_in(tree))
+    if type(tree) is dict or type(tree) is list:
+        return _json_encoder.encode(tree) if _replace_not_finite(tree) else data
+    return data
+
+
+# What never holds a float: a value of these types needs no look inside.
+_LEAVES = frozenset({str, int, bool, type(None), bytes, np.ndarray})
+
+
+def _may_hold_not_finite(obj: Any) -> bool:
+    """Return whether ``obj`` may hold a float that is not finite (True when unsure)."""
+    kind = type(obj)
+    if kind is float:
+        return not math.isfinite(obj)
+    if kind is dict:
+        values: Any = obj.values()
+    elif kind is list or kind is tuple:
+        values = obj
+    elif isinstance(obj, msgspec.Struct):
+        values = msgspec.structs.astuple(obj)
+    else:  # numpy scalars are base64; a dataclass, a set, a float subclass, ...: look closer
+        return kind not in _LEAVES and not isinstance(obj, np.generic)
+    for value in values:
+        if type(value) not in _LEAVES and _may_hold_not_finite(value):
+            return True
+    return False
+
+
+def _stand_in(value: float) -> dict[str, str]:
+    if value != value:  # NaN: its sign is kept
+        return {_FLOAT_KEY: "-nan" if math.copysign(1.0, value) < 0 else "nan"}
+    return {_FLOAT_KEY: "inf" if value > 0 else "-inf"}
+
+
+def _replace_not_finite(tree: Any) -> bool:
+    """Replace, in place, the floats of a builtins tree that are not finite by stand-ins;
+    return whether there were any."""
+    found = False
+    items = enumerate(tree) if type(tree) is list else tree.items()
+    for key, value in items:
+        kind = type(value)
+        if kind is float:
+            if not math.isfinite(value):
+                tree[key] = _stand_in(value)
+                found = True
+        elif (kind is dict or kind is list) and _replace_not_finite(value):
+            found = True
+    return found
 
 
 def decode_json(data: bytes | str, type: Any = Any) -> Any:

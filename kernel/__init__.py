@@ -20,7 +20,11 @@ from ._errors import (
     LifecycleError as LifecycleError,
     RecordingError as RecordingError,
 )
-from ._format import MAX_FRAME_SIZE as MAX_FRAME_SIZE, RecordingHeader as RecordingHeader
+from ._format import (
+    MAX_DEPTH as MAX_DEPTH,
+    MAX_FRAME_SIZE as MAX_FRAME_SIZE,
+    RecordingHeader as RecordingHeader,
+)
 from ._hooks import LIVE_ARGS as LIVE_ARGS, OPTIONAL_LIVE_ARGS as OPTIONAL_LIVE_ARGS
 from ._lifecycle import LifecycleSummary as LifecycleSummary, check_lifecycle as check_lifecycle
 from ._options import BusOptions as BusOptions
@@ -46,6 +50,7 @@ from ._stream import EventStream as EventStream
 __all__ = (
     "CONTROL_HOOKS",
     "LIVE_ARGS",
+    "MAX_DEPTH",
     "MAX_FRAME_SIZE",
     "OPTIONAL_LIVE_ARGS",
     "PLUGIN_GROUP",

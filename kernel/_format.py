@@ -11,7 +11,9 @@ Two formats, both streams of events after a header:
   like) and a flipped bit is found. A torn last line has no newline.
 
 No frame body and no line (newline included) is longer than ``MAX_FRAME_SIZE``: the writer
-refuses a bigger event, and the reader refuses a bigger frame before reading it.
+refuses a bigger event, and the reader refuses a bigger frame before reading it. No event
+nests containers deeper than ``MAX_DEPTH``: the writer refuses a deeper one, and the reader
+reads at least that deep (more, as far as the stack lets it).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from hookbus.events import Event
 __all__ = (
     "FORMAT_VERSION",
     "MAGIC",
+    "MAX_DEPTH",
     "MAX_FRAME_SIZE",
     "READ_VERSIONS",
     "RecordingHeader",
@@ -51,6 +54,16 @@ MAX_FRAME_SIZE = 64 * 2**20
 An event holds one step's data, so a legitimate frame is small: a large image observation
 (1024x1024x3 float32) is 12 MiB. 64 MiB leaves room for far more while keeping what a
 reader holds for one frame (at most about twice this) bounded whatever a file claims."""
+
+MAX_DEPTH = 256
+"""The deepest an event may nest containers (dicts, lists, tuples, Structs, ...), the event
+itself counting 1; numpy values count as none.
+
+Decoding (msgspec's, and the JSON reader's own pass) takes a stack frame per level, so how
+deep a reader can go depends on how deep its caller's stack already is: about 990 levels
+from a shallow one. An event holds a step's data (an info dict a few levels deep), and 256
+leaves room for far more while staying readable from deep inside a framework's stack, in
+both formats alike."""
 
 HEAD = struct.Struct("<II")  # msgpack frame: body length, CRC-32 of the body (little-endian)
 

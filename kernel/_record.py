@@ -2,14 +2,23 @@
 
 Events are buffered in memory and written at every ``on_sample_end`` and ``on_train_result``
 (and when the buffer passes 1 MiB, and at close), so the hot path only encodes.
+
+A Recorder writes only what its reader reads back: an event bigger than ``MAX_FRAME_SIZE``
+or nesting deeper than ``MAX_DEPTH`` is refused, and nothing of it is written. (Floats JSON
+cannot hold, NaN and infinities, the codec writes as stand-ins that read back as floats.)
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import os
+import uuid
 import zlib
 from collections.abc import Collection
 from typing import Any, BinaryIO, NoReturn
+
+import msgspec
 
 from hookbus.events import HOOKS, BaseEvent, codec
 
@@ -21,6 +30,7 @@ from ._format import (
     HEAD,
     LINE_END,
     MAGIC,
+    MAX_DEPTH,
     MAX_FRAME_SIZE,
     RecordingHeader,
     hookbus_version,
@@ -115,7 +125,12 @@ class Recorder(Callback):
             self._refuse(obj, size, start)
         view = memoryview(buffer)
         crc = zlib.crc32(view[start + _FRAME_HEAD :])
+        # A level of nesting takes a byte at least: most events are too short to look at.
+        may_nest = size > MAX_DEPTH and _msgpack_may_nest(view[start + _FRAME_HEAD :])
         view.release()  # before the buffer next grows
+        if may_nest and _too_deep(obj):
+            del buffer[start:]
+            self._refuse_nesting(obj, start)
         HEAD.pack_into(buffer, start, size, crc)
 
     def _append_line(self, json: bytes, obj: Any) -> None:
@@ -131,7 +146,12 @@ class Recorder(Callback):
     def record(self, *, event: BaseEvent, **kwargs: Any) -> None:
         """Append ``event`` to the buffer (every hook's handler)."""
         if self._jsonl:
-            self._append_line(codec.encode_json(event), event)
+            json = codec.encode_json(event)
+            # A level of nesting takes two bytes at least ("[" and "]"): most events are
+            # too short to look at.
+            if len(json) > 2 * MAX_DEPTH and _json_may_nest(json) and _too_deep(event):
+                self._refuse_nesting(event, len(self._buffer))
+            self._append_line(json, event)
         else:
             self._append_frame(event)
         self.events_written += 1
@@ -144,6 +164,17 @@ class Recorder(Callback):
             f"cannot record {type(event).__name__} ({getattr(event, 'hook', 'header')}) in "
             f"{self.path!r}: it takes {size:,} bytes as {self.format}, more than "
             f"MAX_FRAME_SIZE ({MAX_FRAME_SIZE:,}); it was not written",
+            offset=self._flushed + at,
+        )
+
+    def _refuse_nesting(self, event: Any, at: int) -> NoReturn:
+        field = _deepest_field(event)
+        where = f"its field {field!r} nests" if field else "it nests"
+        raise RecordingError(
+            f"cannot record {type(event).__name__} ({getattr(event, 'hook', 'header')}) in "
+            f"{self.path!r}: {where} containers (dicts, lists, ...) deeper than MAX_DEPTH "
+            f"({MAX_DEPTH} levels, the event's own included), more than a reader is sure to "
+            "read back; it was not written",
             offset=self._flushed + at,
         )
 
@@ -193,6 +224,77 @@ _FLUSHED_AT = frozenset({"on_sample_end", "on_train_result"})
 for _hook in HOOKS:
     setattr(Recorder, _hook, Recorder.record_and_flush if _hook in _FLUSHED_AT else Recorder.record)
 del _hook
+
+
+# --- nesting ------------------------------------------------------------------------------
+# Depth is measured only when the encoded bytes allow a deep event: a cheap upper bound first
+# (what could open a container), then the exact depth of the value (rare: a long event).
+
+# MessagePack's container heads: fixmap, fixarray, array 16/32, map 16/32.
+_CONTAINER_HEADS = {*range(0x80, 0xA0), *range(0xDC, 0xE0)}
+_OTHER_BYTES = bytes(b for b in range(256) if b not in _CONTAINER_HEADS)
+# Counting bytes costs per byte (about 1 µs per KiB), the exact look per value (a few µs):
+# a longer event is looked at without counting.
+_COUNTED_UP_TO = 1024
+
+
+def _msgpack_may_nest(body: memoryview) -> bool:
+    """Return whether ``body`` has bytes enough that could open more than MAX_DEPTH levels."""
+    if len(body) > _COUNTED_UP_TO:
+        return True
+    return len(bytes(body).translate(None, _OTHER_BYTES)) > MAX_DEPTH
+
+
+def _json_may_nest(json: bytes) -> bool:
+    if len(json) > _COUNTED_UP_TO:
+        return True
+    return json.count(b"{") + json.count(b"[") > MAX_DEPTH
+
+
+# Values to_builtins may keep as they are: leaves, never copied (bytes stay bytes).
+_KEPT = (
+    bytes,
+    bytearray,
+    memoryview,
+    datetime.datetime,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    uuid.UUID,
+    decimal.Decimal,
+)
+
+
+def _leaf(obj: Any) -> None:
+    return None  # a numpy value: bytes in the file, however it is shaped
+
+
+def _depth_over(obj: Any, room: int) -> bool:
+    """Return whether ``obj`` (plain data) nests containers more than ``room`` deep."""
+    kind = type(obj)
+    if kind is not dict and kind is not list:
+        return False
+    if room == 0:
+        return True
+    for value in obj.values() if kind is dict else obj:
+        if _depth_over(value, room - 1):
+            return True
+    return False
+
+
+def _too_deep(obj: Any) -> bool:
+    # Plain data as the encoders see it: Structs, dataclasses, tuples and sets are dicts
+    # and lists; numpy values are leaves.
+    return _depth_over(msgspec.to_builtins(obj, builtin_types=_KEPT, enc_hook=_leaf), MAX_DEPTH)
+
+
+def _deepest_field(event: Any) -> str | None:
+    """Return the name of the first field of ``event`` that makes it too deep, if any."""
+    fields = getattr(event, "__struct_fields__", ())
+    tree = msgspec.to_builtins(event, builtin_types=_KEPT, enc_hook=_leaf)
+    if type(tree) is not dict:
+        return None
+    return next((f for f in fields if _depth_over(tree.get(f), MAX_DEPTH - 1)), None)
 
 
 def _not_encoded(obj: Any, exc: Exception) -> codec.CodecError:

@@ -150,7 +150,7 @@ def test_damaged_array_bytes_and_bad_utf8_are_codec_errors() -> None:
         data = msgspec.msgpack.encode(msgspec.msgpack.Ext(1, damaged))
         with pytest.raises(codec.CodecError, match="malformed numpy value"):
             codec.decode_msgpack(data)
-    with pytest.raises(codec.CodecError, match="utf-8"):
+    with pytest.raises(codec.CodecError, match=r"(?i)utf-8"):  # msgspec 0.23 says "UTF-8"
         codec.decode_msgpack(b"\xa1\xff")
 
 
