@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,3 +50,34 @@ def test_replay_fixture_returns_metrics_and_callback_state(
 def test_bus_fixture_is_open_and_empty(hookbus_bus: Bus) -> None:
     assert not hookbus_bus.closed
     assert hookbus_bus.statistics().subscribers == {}
+
+
+def test_replay_fixture_takes_rllib_callbacks_as_they_are(
+    hookbus_recording: Path, hookbus_replay: Callable[..., Any]
+) -> None:
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+
+    class Lengths(RLlibCallback):
+        def __init__(self, scale: int = 1) -> None:
+            super().__init__()
+            self.scale = scale
+            self.lengths: list[int] = []
+            self.chunks: list[Any] = []
+
+        def on_episode_end(self, *, episode: Any, prev_episode_chunks: Any, **kwargs: Any) -> None:
+            self.lengths.append(len(episode) * self.scale)
+            self.chunks.append(prev_episode_chunks)
+
+    # A partial with the class's arguments, as RLlib's examples pass callbacks.
+    result = hookbus_replay(hookbus_recording, [Lengths, functools.partial(Lengths, scale=2)])
+    plain, scaled = result.callbacks
+    assert isinstance(plain, Lengths)
+    ends = [e for e in read_recording(hookbus_recording) if isinstance(e, EpisodeEnd)]
+    assert len(plain.lengths) == len(ends)
+    assert scaled.lengths == [2 * n for n in plain.lengths]
+    assert plain.chunks == [[]] * len(ends)  # a replay rebuilds whole episodes
+
+
+def test_the_rllib_standin_option_is_registered(pytestconfig: pytest.Config) -> None:
+    # Off here; and with Ray installed it would change nothing (tests/runners/bridges).
+    assert pytestconfig.getini("hookbus_rllib_standin") is False

@@ -4,21 +4,25 @@
 SB3 ``BaseCallback``: either publishes its framework's hook calls as hookbus events on a bus
 holding your callbacks. Importing this package imports neither framework: each loads when
 its function is first called (``pip install 'hookbus[rllib]'`` / ``'hookbus[sb3]'``).
+``from_rllib(...)`` makes RLlib callbacks, as they are, replayable from a recording (no Ray
+needed: see docs/testing.md for its stand-in).
 """
 
 from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-__all__ = ("rllib_callbacks", "sb3_callback")
+__all__ = ("from_rllib", "rllib_callbacks", "sb3_callback")
 
 if TYPE_CHECKING:
     from ._rllib import rllib_callbacks as rllib_callbacks
+    from ._rllib_replay import from_rllib as from_rllib
     from ._sb3 import sb3_callback as sb3_callback
 else:
     __getattr__ = on_first_use(
         __name__,
         {
+            "from_rllib": ("._rllib_replay", "from_rllib"),
             "rllib_callbacks": ("._rllib", "rllib_callbacks"),
             "sb3_callback": ("._sb3", "sb3_callback"),
         },
