@@ -4,7 +4,7 @@ Names and values as Ray 2.60.0 defines them (its ``rllib/utils/metrics/__init__.
 a callback module's ``from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS`` means the same
 keys with or without Ray. ``ALL_MODULES`` is there too, as RLlib imports it into that module
 from ``ray.rllib.core``. tests/runners/bridges/test_rllib_standin.py checks every pair against
-the installed Ray.
+Ray's own (the stand-in, in a venv without Ray, against the constants of the test's Ray).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ installed but never started. Each runs pytest in a fresh process, as a user's su
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -154,6 +155,19 @@ def test_a_name_the_standin_lacks_names_the_option():
         import ray.rllib.algorithms.ppo  # noqa: F401
 
 
+def test_the_constants_are_rllib_260s():
+    import json
+    from pathlib import Path
+
+    import ray.rllib.core
+    import ray.rllib.utils.metrics
+
+    rllib = json.loads(Path("rllib_names.json").read_text())  # written with Ray's own
+    for name, values in rllib.items():
+        module = vars(ray.rllib.utils.metrics if name.endswith("metrics") else ray.rllib.core)
+        assert {k: module.get(k) for k in values} == values
+
+
 def test_what_a_replay_cannot_give_says_so(hookbus_replay):
     from ray.rllib.callbacks.callbacks import RLlibCallback
 
@@ -213,6 +227,22 @@ def run_pytest(python: Path | str, folder: Path) -> subprocess.CompletedProcess[
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
 
 
+def rllib_names() -> dict[str, dict[str, str]]:
+    """Return RLlib's own constants (this process has Ray) that the stand-in must match."""
+    import ray.rllib.core
+    import ray.rllib.utils.metrics
+
+    def constants(module: object, names: list[str] | None = None) -> dict[str, str]:
+        found = {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)}
+        return found if names is None else {k: found[k] for k in names}
+
+    ids = ["ALL_MODULES", "DEFAULT_AGENT_ID", "DEFAULT_MODULE_ID", "DEFAULT_POLICY_ID"]
+    return {
+        "ray.rllib.utils.metrics": constants(ray.rllib.utils.metrics),
+        "ray.rllib.core": constants(ray.rllib.core, ids),
+    }
+
+
 @pytest.fixture(scope="session")
 def python_without_ray(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv of hookbus (this checkout, no extras) and its few dependencies, no Ray."""
@@ -232,9 +262,10 @@ def test_without_ray_the_ini_option_lets_the_module_replay(
 ) -> None:
     tests = {"test_replay.py": REPLAY_TEST, "test_standin.py": STANDIN_TEST}
     folder = suite(tmp_path / "suite", standin=True, tests=tests)
+    (folder / "rllib_names.json").write_text(json.dumps(rllib_names()))
     done = run_pytest(python_without_ray, folder)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "5 passed" in done.stdout
+    assert "6 passed" in done.stdout
 
 
 def test_without_ray_and_the_option_the_module_fails_at_import(
