@@ -13,6 +13,7 @@ PUBLIC_MODULES = [
     "hookbus.kernel",
     "hookbus.metrics",
     "hookbus.runners",
+    "hookbus.runners.callbacks",
     "hookbus.runners.reporting",
 ]
 
