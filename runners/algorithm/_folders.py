@@ -21,7 +21,9 @@ Tune trials on shared storage). A temporary name carries its writer (``<writer>`
 ``<host tag>-<pid>``), and a save removes only temporaries whose writer is provably dead:
 written on this host by a process that no longer exists. Another live writer's temporary,
 one from another host, or one named by an older hookbus is left alone (listings still
-ignore it). A checkpoint folder that is a symbolic link is refused, never written through.
+ignore it). A checkpoint folder that is a symbolic link is refused, never written through,
+and nothing under it is reached through a link: a linked sub-folder is refused before
+anything is written, a linked file replaced or deleted as the link itself (``_tree``).
 
 Each phase calls ``backends.reach_save_phase`` (fault plans: ``backends/_injection.py``), so
 that tests and ``bench/checkpoint_soak.py`` kill a save at an aimed moment through
@@ -38,11 +40,12 @@ import secrets
 import shutil
 import socket
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from hookbus.kernel import ConfigError
 
 from ..backends import reach_save_phase
+from ._tree import Tree, check_tree, fsync_folder, open_folder, plan_tree, prune_tree, write_tree
 
 __all__ = ("is_temporary", "list_checkpoints", "write_folder")
 
@@ -72,7 +75,8 @@ def write_folder(
     sub-folders they start with belong to the save (see above). Then remove what killed
     saves left: temporary files inside ``directory``, temporary folders beside it (those
     holding nothing but a save's files), when their writer is provably dead. ConfigError
-    if ``directory`` is a symbolic link.
+    if ``directory`` is a symbolic link, or holds one where the save writes a folder
+    (``_tree``), before anything is written.
     """
     if directory.is_symlink():
         raise ConfigError(
@@ -80,18 +84,20 @@ def write_folder(
             f"{os.readlink(directory)!r}), and checkpoints are written only into real "
             f"folders; save into the link's target, or remove the link"
         )
-    extra = dict(extra or {})
-    if directory.is_dir() or not _new_folder(directory, name, data, extra):
-        _replace_tree(directory, extra)
-        _replace_file(directory, name, data)
-    _remove_stale(directory, {name, *(PurePosixPath(p).parts[0] for p in extra)})
+    tree = plan_tree(extra or {})
+    if directory.is_dir() or not _new_folder(directory, name, data, tree):
+        with open_folder(directory) as root:
+            _replace_tree(root, directory, tree)
+            _replace_file(root, name, data)
+    with open_folder(directory) as root:
+        _remove_stale(root, directory, {name, *tree})
 
 
 def _temporary_suffix() -> str:
     return f"tmp-{_HOST}-{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def _new_folder(directory: Path, name: str, data: bytes, extra: Mapping[str, bytes]) -> bool:
+def _new_folder(directory: Path, name: str, data: bytes, tree: Tree) -> bool:
     """Write a new folder ``directory``; return False if another writer made it first."""
     parent = directory.parent
     parent.mkdir(parents=True, exist_ok=True)
@@ -100,10 +106,10 @@ def _new_folder(directory: Path, name: str, data: bytes, extra: Mapping[str, byt
     os.mkdir(temp)
     try:
         reach_save_phase("begun")
-        for relative, content in extra.items():
-            _write_new_tree_file(temp, relative, content)
-        _write_synced(temp / name, data)
-        _fsync_folder(temp)
+        with open_folder(temp) as root:
+            write_tree(root, tree, temp, _write_new)
+            _write_synced(root, name, data)
+            fsync_folder(root)
         reach_save_phase("synced")
         os.rename(temp, directory)  # atomic; fails if a non-empty folder appeared meanwhile
     except OSError:
@@ -115,66 +121,65 @@ def _new_folder(directory: Path, name: str, data: bytes, extra: Mapping[str, byt
         shutil.rmtree(temp, ignore_errors=True)
         raise
     reach_save_phase("renamed")
-    _fsync_folder(parent)  # the rename itself survives a power cut
+    _fsync_path(parent)  # the rename itself survives a power cut
     return True
 
 
-def _write_new_tree_file(root: Path, relative: str, data: bytes) -> None:
-    """Write file ``relative`` (its folders made) under the new folder ``root``, synced."""
-    file = root.joinpath(*PurePosixPath(relative).parts)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    _write_synced(file, data, phases=False)
-    for folder in file.relative_to(root).parents:
-        if folder != Path("."):
-            _fsync_folder(root / folder)
+def _write_new(folder: int, name: str, data: bytes) -> None:
+    """Write a file of a new folder's tree (no phases: the checkpoint file reports them)."""
+    _write_synced(folder, name, data, phases=False)
 
 
-def _replace_tree(directory: Path, extra: Mapping[str, bytes]) -> None:
-    """Replace the extra files in the existing folder ``directory``, each by rename; then
-    delete the files of their trees this save did not write, and folders left empty."""
-    for relative, content in extra.items():
-        file = directory.joinpath(*PurePosixPath(relative).parts)
-        file.parent.mkdir(parents=True, exist_ok=True)
-        _replace_file(file.parent, file.name, content, phases=False)
-    written = {directory.joinpath(*PurePosixPath(p).parts) for p in extra}
-    for top in {PurePosixPath(p).parts[0] for p in extra}:
-        for root, folders, files in os.walk(directory / top, topdown=False):
-            for file_name in files:
-                found = _TMP_FILE.fullmatch(file_name)
-                if found is not None and not _writer_is_dead(found):
-                    continue  # another live save's file, about to be renamed
-                if Path(root, file_name) not in written:
-                    Path(root, file_name).unlink(missing_ok=True)
-            for folder in folders:
-                with contextlib.suppress(OSError):  # not empty: it holds files just written
-                    os.rmdir(Path(root, folder))
+def _replace_tree(root: int, directory: Path, tree: Tree) -> None:
+    """Replace the files of ``tree`` in the existing folder ``directory`` (descriptor
+    ``root``), each by rename; then delete the files of its sub-folders this save did not
+    write, and folders left empty. Links where it writes folders are refused first."""
+    check_tree(root, tree, directory)
+    write_tree(root, tree, directory, _replace_extra)
+    for top, node in tree.items():
+        if isinstance(node, dict):
+            with open_folder(directory / top, top, root) as folder:
+                prune_tree(folder, node, _is_live_temporary)
 
 
-def _replace_file(directory: Path, name: str, data: bytes, *, phases: bool = True) -> None:
-    """Replace file ``name`` in ``directory`` by rename; ``phases``: report the save's
-    phases (the checkpoint file does; the extra files are written before them)."""
+def _is_live_temporary(name: str) -> bool:
+    """Tell whether ``name`` is a temporary file of a save that may still be running."""
+    found = _TMP_FILE.fullmatch(name)
+    return found is not None and not _writer_is_dead(found)
+
+
+def _replace_extra(folder: int, name: str, data: bytes) -> None:
+    _replace_file(folder, name, data, phases=False)
+
+
+def _replace_file(folder: int, name: str, data: bytes, *, phases: bool = True) -> None:
+    """Replace file ``name`` in the folder of descriptor ``folder`` by rename (a link there
+    is replaced, never followed); ``phases``: report the save's phases (the checkpoint
+    file does; the extra files are written before them)."""
     reach = reach_save_phase if phases else _no_phase
-    tmp = directory / f".{_temporary_suffix()}.msgpack"
+    tmp = f".{_temporary_suffix()}.msgpack"
     try:
         reach("begun")
-        _write_synced(tmp, data, phases=phases)
+        _write_synced(folder, tmp, data, phases=phases)
         reach("synced")
-        os.replace(tmp, directory / name)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=folder)
         raise
     reach("renamed")
-    _fsync_folder(directory)
+    fsync_folder(folder)
 
 
 def _no_phase(phase: str) -> None:
     """Report nothing: a file written before the checkpoint file's phases."""
 
 
-def _write_synced(file: Path, data: bytes, *, phases: bool = True) -> None:
+def _write_synced(folder: int, name: str, data: bytes, *, phases: bool = True) -> None:
     # A new file with the umask's permissions, as a new folder's (tempfile's are 0600);
-    # O_EXCL: a name is never shared with another writer.
-    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    # O_EXCL (which also refuses a link there): a name is never shared with another writer.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(name, flags, 0o666, dir_fd=folder)
     with open(fd, "wb") as out:
         out.write(data)
         out.flush()
@@ -183,12 +188,9 @@ def _write_synced(file: Path, data: bytes, *, phases: bool = True) -> None:
         os.fsync(out.fileno())
 
 
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _fsync_path(folder: Path) -> None:
+    with open_folder(folder) as fd:
+        fsync_folder(fd)
 
 
 def _writer_is_dead(match: re.Match[str]) -> bool:
@@ -207,17 +209,18 @@ def _writer_is_dead(match: re.Match[str]) -> bool:
     return False
 
 
-def _remove_stale(directory: Path, save_names: set[str]) -> None:
-    with os.scandir(directory) as entries:
+def _remove_stale(root: int, directory: Path, save_names: set[str]) -> None:
+    with os.scandir(root) as entries:
         stray = [
-            e.path
+            e.name
             for e in entries
             if (found := _TMP_FILE.fullmatch(e.name))
             and e.is_file(follow_symlinks=False)
             and _writer_is_dead(found)
         ]
-    for path in stray:
-        Path(path).unlink(missing_ok=True)  # another cleaner may be faster
+    for name in stray:
+        with contextlib.suppress(FileNotFoundError):  # another cleaner may be faster
+            os.unlink(name, dir_fd=root)
     with os.scandir(directory.parent) as entries:
         folders = [
             e.path
