@@ -7,7 +7,11 @@ when Ray Tune is installed, which takes seconds to import (``_tune.py`` says why
 from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use as _on_first_use
-from ._checkpoint import list_checkpoints as list_checkpoints, read_checkpoint as read_checkpoint
+from ._checkpoint import (
+    MAX_CHECKPOINT_BYTES as MAX_CHECKPOINT_BYTES,
+    list_checkpoints as list_checkpoints,
+    read_checkpoint as read_checkpoint,
+)
 from ._learner import (
     AnyLearner as AnyLearner,
     Learner as Learner,
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
     from ._algorithm import Algorithm as Algorithm
 
 __all__ = (
+    "MAX_CHECKPOINT_BYTES",
     "MODULES_FOLDER",
     "MODULE_FILE",
     "MODULE_FORMAT",

@@ -20,11 +20,13 @@ from typing import Any, Protocol, runtime_checkable
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
+from .._regular_files import describe_kind, read_regular_file, show_bytes
 from ._folders import list_checkpoints as _list_checkpoints, write_folder
 
 __all__ = (
     "CHECKPOINT_FILE",
     "CHECKPOINT_VERSION",
+    "MAX_CHECKPOINT_BYTES",
     "LoadsState",
     "SavesState",
     "callback_states",
@@ -60,6 +62,14 @@ class LoadsState(Protocol):
 
 CHECKPOINT_FILE = "algorithm_state.msgpack"
 CHECKPOINT_VERSION = 2
+MAX_CHECKPOINT_BYTES = 2**30
+"""The most a checkpoint's file (and each module's, ``_module_files``) may hold: 1 GiB.
+
+A save writes no larger file and a read refuses one, by its size before reading it (a
+sparse file of gigabytes, a link to ``/dev/zero``: ``_regular_files``). The largest
+module the bounds of ``runners/_network_bound.py`` allow, in float64 with its Adam
+moments, takes less than half of it.
+"""
 # The sections of a state and their types (training_iteration is also checked to be >= 0).
 SECTIONS: dict[str, type | tuple[type, ...]] = {
     "algorithm": str,
@@ -93,7 +103,17 @@ def write_checkpoint(
     replaced by rename, all synced to disk (``_folders``); what earlier saves left when
     they were killed (a crash, a kill -9) is removed: it is never a checkpoint.
     """
-    write_folder(directory, CHECKPOINT_FILE, encode_checkpoint(state), extra)
+    data = encode_checkpoint(state)
+    for name, content in {CHECKPOINT_FILE: data, **(extra or {})}.items():
+        if len(content) > MAX_CHECKPOINT_BYTES:
+            # A save writes only what a restore reads back: refused before anything is written.
+            raise ConfigError(
+                f"cannot save a checkpoint into {str(directory)!r}: its {name} would hold "
+                f"{show_bytes(len(content))}, more than the {show_bytes(MAX_CHECKPOINT_BYTES)} "
+                f"a checkpoint file may hold (MAX_CHECKPOINT_BYTES); keep less state "
+                f"(a smaller network, store_buffer_in_checkpoints=False, smaller callback states)"
+            )
+    write_folder(directory, CHECKPOINT_FILE, data, extra)
 
 
 def list_checkpoints(logdir: str | os.PathLike[str]) -> list[Path]:
@@ -110,15 +130,21 @@ def read_checkpoint(path: str | os.PathLike[str], algorithm: str | None = None) 
 
     Returns the state with its sections checked (present, of the right types). Raises
     ConfigError naming the file for a missing, unreadable, corrupt, foreign or other
-    algorithm's checkpoint.
+    algorithm's checkpoint, and for a file that is not a regular one or holds more than
+    ``MAX_CHECKPOINT_BYTES``, before reading it.
     """
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise ConfigError(
+            f"no checkpoint at {str(path)!r}: it is {describe_kind(path)}; a checkpoint is "
+            f"a directory holding {CHECKPOINT_FILE}"
+        )
     file = Path(path) / CHECKPOINT_FILE
     try:
-        data = file.read_bytes()
+        data = read_regular_file(
+            file, limit=MAX_CHECKPOINT_BYTES, bound="MAX_CHECKPOINT_BYTES", what="checkpoint file"
+        )
     except FileNotFoundError:
         raise ConfigError(f"no checkpoint at {str(path)!r}: {file.name} is missing") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read checkpoint {str(file)!r}: {exc}") from exc
     state = decode_checkpoint(data, file)
     if algorithm is not None and state["algorithm"] != algorithm:
         raise ConfigError(

@@ -52,17 +52,28 @@ def module_files(module: Any, multi_agent: bool) -> dict[str, bytes]:
 
 
 def _record(module_id: str, module: Any) -> dict[str, Any]:
-    cls = type(module)
     return {
         "format": MODULE_FORMAT,
         "module_id": module_id,
-        "module_class": f"{cls.__module__}.{cls.__qualname__}",
+        "module_class": _class_name(type(module)),
         "observation_space": space_to_data(getattr(module, "observation_space", None)),
         "action_space": space_to_data(getattr(module, "action_space", None)),
         "inference_only": bool(getattr(module, "inference_only", False)),
         "model_config": _as_data(getattr(module, "model_config", None)),
         "state": module.get_state(),
     }
+
+
+def _class_name(cls: type) -> str:
+    """Name ``cls`` as a module file does: hookbus's own classes by their public name
+    (``hookbus.runners.PPOModule``, whether or not ``hookbus.runners``, which imports its
+    names on first use, has given it yet), any other class by where it is defined."""
+    if cls.__module__.startswith("hookbus.runners"):
+        import hookbus.runners as runners  # here: the package above this room
+
+        if getattr(runners, cls.__qualname__, None) is cls:
+            return f"hookbus.runners.{cls.__qualname__}"
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _as_data(model_config: Any) -> dict[str, Any] | None:

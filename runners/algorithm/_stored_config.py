@@ -16,6 +16,7 @@ resolve without importing anything and load as they are.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -219,13 +220,24 @@ def _check_values(stored: StoredConfig, path: str | os.PathLike[str]) -> None:
                 raise ConfigError(f"checkpoint {str(path)!r} holds a bad config: {exc}") from None
 
 
+# hookbus's own config classes by name, and the packages that define them: imported when a
+# checkpoint names one (``hookbus.runners`` imports its names on first use, so a command
+# such as ``hookbus evaluate`` may not have them yet). A fixed table: a file only picks.
+_OWN_CONFIGS = {
+    "PPOConfig": "hookbus.runners.algorithms.ppo",
+    "DQNConfig": "hookbus.runners.algorithms.dqn",
+}
+
+
 def _config_class(stored: StoredConfig, path: str | os.PathLike[str]) -> Any:
+    if stored.config_class in _OWN_CONFIGS:
+        importlib.import_module(_OWN_CONFIGS[stored.config_class])
     classes = {c.__name__: c for c in _subclasses(AlgorithmConfig)}
     config_class = classes.get(stored.config_class)
     if config_class is None:
         raise ConfigError(
             f"checkpoint {str(path)!r} needs config class {stored.config_class!r}; known: "
-            f"{', '.join(sorted(classes))}"
+            f"{', '.join(sorted({*classes, *_OWN_CONFIGS}))}"
         )
     return config_class
 

@@ -21,8 +21,10 @@ from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
 from .._module_spec import RandomRLModule, RLModuleSpec
+from .._regular_files import read_regular_file
 from .._space_data import space_from_data
-from ..algorithm import MODULE_FILE, MODULE_FORMAT, MODULES_FOLDER
+from ..algorithm import MAX_CHECKPOINT_BYTES, MODULE_FILE, MODULE_FORMAT, MODULES_FOLDER
+from ..config import DefaultModelConfig
 from ._multi_module import MultiAgentModule
 from .dqn._learner import DQNModule
 from .ppo._module import PPOModule
@@ -45,8 +47,10 @@ class _Record(msgspec.Struct, forbid_unknown_fields=False):
     state: dict[str, Any]
 
 
-def _name(cls: type[Any]) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+def _names(cls: type[Any]) -> list[str]:
+    """The names a module file may give hookbus's class ``cls``: its public one (what a
+    save writes, ``_module_files``) and where it reports itself defined."""
+    return [f"hookbus.runners.{cls.__qualname__}", f"{cls.__module__}.{cls.__qualname__}"]
 
 
 def _dtype(state: dict[str, Any]) -> Any:
@@ -60,10 +64,17 @@ def _network(cls: type[Any], flag: str, default: bool) -> Callable[[_Record, Any
 
     def build(record: _Record, spaces: tuple[Any, Any]) -> Any:
         settings = record.model_config or {}
+        # Checked as a config's are (each layer's width, their count, the weights between
+        # them); the module then checks its whole size on these spaces: a file of a few
+        # bytes asking for terabytes is refused before any weight is allocated.
+        model = DefaultModelConfig(
+            fcnet_hiddens=settings.get("fcnet_hiddens", (64, 64)),
+            fcnet_activation=settings.get("fcnet_activation", "tanh"),
+        )
         return cls(
             *spaces,
-            model_hiddens=settings.get("fcnet_hiddens", (64, 64)),
-            model_activation=settings.get("fcnet_activation", "tanh"),
+            model_hiddens=model.fcnet_hiddens,
+            model_activation=model.fcnet_activation,
             dtype=_dtype(record.state),
             **{flag: bool(settings.get(flag, default))},
         )
@@ -81,11 +92,14 @@ def _builders() -> dict[str, Callable[[_Record, tuple[Any, Any]], Any]]:
     """hookbus's module classes by the name a module file gives them (their public name,
     ``hookbus.runners.PPOModule``, read when asked: ``hookbus.runners`` sets it on import):
     the only classes a file builds by itself."""
-    return {
-        _name(PPOModule): _network(PPOModule, "vf_share_layers", False),
-        _name(DQNModule): _network(DQNModule, "dueling", True),
-        _name(RandomRLModule): _random,
-    }
+    builders: dict[str, Callable[[_Record, tuple[Any, Any]], Any]] = {}
+    for cls, builder in (
+        (PPOModule, _network(PPOModule, "vf_share_layers", False)),
+        (DQNModule, _network(DQNModule, "dueling", True)),
+        (RandomRLModule, _random),
+    ):
+        builders.update(dict.fromkeys(_names(cls), builder))
+    return builders
 
 
 def load_module_checkpoint(path: str | os.PathLike[str], module_class: type[Any] | None) -> Any:
@@ -100,10 +114,14 @@ def load_module_checkpoint(path: str | os.PathLike[str], module_class: type[Any]
     class of the user's own without that class.
     """
     folder = Path(path)
-    if (folder / MODULE_FILE).is_file():
+    # lexists, not is_file: a module file that is a link to a device or a FIFO is named
+    # as such by the bounded read, not taken for a folder without one.
+    if os.path.lexists(folder / MODULE_FILE):
         return _load_one(folder / MODULE_FILE, module_class)
     if folder.is_dir():
-        found = sorted(sub for sub in folder.iterdir() if (sub / MODULE_FILE).is_file())
+        found = sorted(
+            sub for sub in folder.iterdir() if sub.is_dir() and os.path.lexists(sub / MODULE_FILE)
+        )
         if found:
             return MultiAgentModule(
                 {sub.name: _load_one(sub / MODULE_FILE, module_class) for sub in found}
@@ -125,9 +143,11 @@ def load_module_checkpoint(path: str | os.PathLike[str], module_class: type[Any]
 
 def _load_one(file: Path, module_class: type[Any] | None) -> Any:
     try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read module checkpoint {str(file)!r}: {exc}") from exc
+        data = read_regular_file(
+            file, limit=MAX_CHECKPOINT_BYTES, bound="MAX_CHECKPOINT_BYTES", what="module file"
+        )
+    except FileNotFoundError:  # removed since it was listed
+        raise ConfigError(f"module file {str(file)!r} is missing") from None
     try:
         record = codec.decode_msgpack(data, type=_Record)
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
@@ -179,4 +199,9 @@ def _build(
             f"{str(file)!r} keeps no observation or action space for module "
             f"{record.module_id!r} (a kind of space hookbus does not write as data)"
         )
-    return builder(record, spaces)
+    try:
+        return builder(record, spaces)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{str(file)!r} asks for a module hookbus does not build: {exc}"
+        ) from None

@@ -26,6 +26,10 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from hookbus.kernel import ConfigError
+
+from .._network_bound import MAX_PARAMETERS, mlp_parameters, show_hiddens
+
 __all__ = (
     "MLP",
     "Adam",
@@ -109,6 +113,12 @@ class MLP:
         """
         if len(sizes) < 2 or any(s < 1 for s in sizes):
             raise ValueError(f"sizes must be >= 2 positive layer widths, got {list(sizes)!r}")
+        if mlp_parameters(sizes) > MAX_PARAMETERS:  # modules check first, naming their settings
+            raise ConfigError(
+                f"an MLP of layer sizes {show_hiddens(sizes)} would have "
+                f"{mlp_parameters(sizes):,} parameters, more than {MAX_PARAMETERS:,} "
+                f"(MAX_PARAMETERS)"
+            )
         if activation not in _ACTIVATIONS:
             raise ValueError(
                 f"activation {activation!r} is not one of {', '.join(map(repr, _ACTIVATIONS))}"

@@ -16,6 +16,7 @@ from typing import Any, Self
 
 from hookbus.kernel import ConfigError
 
+from .._network_bound import check_hidden_parameters
 from ._checks import show
 
 __all__ = (
@@ -163,6 +164,7 @@ def _hiddens(value: object) -> tuple[int, ...]:
             f"fcnet_hiddens must be a list of 1 to {MAX_LAYERS} layer sizes, each an int in "
             f"[1, {MAX_UNITS}], got {show(value)}"
         )
+    check_hidden_parameters(items)  # widths multiply: [8192] * 32 is two billion weights
     return tuple(items)
 
 

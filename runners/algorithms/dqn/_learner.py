@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._network_bound import check_module_parameters
 from ...config import AlgorithmConfig, check_values
 from .._nn import MLP, Adam, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
 from ._settings import DQN_LEARNER_SETTINGS, DQNTrainingSettings
@@ -111,6 +112,7 @@ class DQNModule:
         self._inv_n = self.dtype.type(1.0 / self.num_actions)
         sizes = [self.obs_dim, *hiddens]
         sizes.append(self.num_actions + 1 if self.dueling else self.num_actions)
+        check_module_parameters("DQNModule", hiddens, [sizes], outputs=sizes[-1])
         self.q = MLP(
             sizes, gen, prefix="q.", output_gain=1.0, dtype=dtype, activation=model_activation
         )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._network_bound import check_module_parameters
 from .._distributions import make_distribution
 from .._nn import MLP, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
 
@@ -59,6 +60,12 @@ class PPOModule:
         self.dist = make_distribution(action_space)
         self.dtype = np.dtype(dtype)
         self.vf_share_layers = vf_share_layers
+        n_out = self.dist.n_inputs
+        if vf_share_layers:
+            networks = [[obs_dim, *hiddens], [hiddens[-1], n_out], [hiddens[-1], 1]]
+        else:
+            networks = [[obs_dim, *hiddens, n_out], [obs_dim, *hiddens, 1]]
+        check_module_parameters("PPOModule", hiddens, networks, outputs=n_out)
 
         def mlp(sizes: list[int], prefix: str, gain: float, activate: bool = False) -> MLP:
             return MLP(
@@ -74,13 +81,12 @@ class PPOModule:
         # A small last policy layer starts near-uniform; the value head starts at unit scale.
         self.encoder: MLP | None = None
         if vf_share_layers:
-            top = hiddens[-1]
-            self.encoder = mlp([obs_dim, *hiddens], "encoder.", 2.0**0.5, activate=True)
-            self.pi = mlp([top, self.dist.n_inputs], "pi.", 0.01)
-            self.vf = mlp([top, 1], "vf.", 1.0)
+            self.encoder = mlp(networks[0], "encoder.", 2.0**0.5, activate=True)
+            self.pi = mlp(networks[1], "pi.", 0.01)
+            self.vf = mlp(networks[2], "vf.", 1.0)
         else:
-            self.pi = mlp([obs_dim, *hiddens, self.dist.n_inputs], "pi.", 0.01)
-            self.vf = mlp([obs_dim, *hiddens, 1], "vf.", 1.0)
+            self.pi = mlp(networks[0], "pi.", 0.01)
+            self.vf = mlp(networks[1], "vf.", 1.0)
         # One dict sharing the networks' arrays: the optimizer updates them in place.
         encoder_params = self.encoder.params if self.encoder is not None else {}
         self.params: Params = {**encoder_params, **self.pi.params, **self.vf.params}
