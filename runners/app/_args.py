@@ -9,7 +9,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-__all__ = ("ArgumentError", "Parser", "UsageError", "load_object", "positive_int")
+from .._regular_files import describe_kind
+
+__all__ = (
+    "ArgumentError",
+    "Parser",
+    "UsageError",
+    "load_object",
+    "not_a_file",
+    "positive_int",
+)
 
 
 class UsageError(Exception):
@@ -48,6 +57,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def not_a_file(path: str, expected: str) -> str:
+    """Say why ``path``, which is not a regular file, cannot be read as ``expected``:
+    ``no such file 'x'``, or what it is (``'x' is a directory, not a Python file``)."""
+    kind = describe_kind(path)
+    if kind == "missing":
+        return f"no such file {path!r}"
+    return f"{path!r} is {kind}, not {expected}"
+
+
 def load_object(spec: str) -> Any:
     """Import ``module:attr`` or ``path/to/file.py:attr`` and return the attribute."""
     module_name, sep, attr = spec.rpartition(":")
@@ -56,7 +74,7 @@ def load_object(spec: str) -> Any:
     if module_name.endswith(".py"):
         path = Path(module_name).resolve()
         if not path.is_file():
-            raise UsageError(f"{spec!r}: no such file {module_name!r}")
+            raise UsageError(f"{spec!r}: {not_a_file(module_name, 'a Python file')}")
         # Import by name from the file's folder, so worker processes can import it too.
         sys.path.insert(0, str(path.parent))
         module_name = path.stem

@@ -30,7 +30,7 @@ from hookbus.kernel import (
 )
 from hookbus.metrics import MetricsLogger, results
 
-from ._args import ArgumentError, Parser, UsageError, load_object
+from ._args import ArgumentError, Parser, UsageError, load_object, not_a_file
 from ._evaluate_cli import add_evaluate_command
 from ._output import print_metrics, printable
 from ._plot_cli import add_plot_command
@@ -240,8 +240,8 @@ def _describe(path: str, header: RecordingHeader) -> str:
 def _read_header(path: str) -> RecordingHeader:
     if Path(path).is_dir():
         raise UsageError(f"{path!r} is a directory; give the path of a recording file in it")
-    if not Path(path).is_file():
-        raise UsageError(f"no such file {path!r}")
+    if not Path(path).is_file():  # missing, or a FIFO, a device...: say which
+        raise UsageError(not_a_file(path, "a recording file"))
     try:
         return read_recording_header(path)
     except OSError as exc:

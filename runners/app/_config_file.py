@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from ._args import UsageError
+from ._args import UsageError, not_a_file
 
 __all__ = (
     "MAX_ALIASES",
@@ -48,6 +48,8 @@ def read_config_file(path: str) -> dict[str, Any]:
         )
     if file.is_dir():
         raise UsageError(f"--config {path!r} is a directory; give a config file")
+    if file.exists() and not file.is_file():  # a FIFO would block the read forever
+        raise UsageError(f"--config {not_a_file(path, 'a config file')}")
     text = _read_text(file, path)
     if kind == "yaml":
         _check_yaml_events(text, path)
