@@ -56,3 +56,30 @@ def test_rllibs_results_hold_numpy_over_each_iterations_last_window() -> None:
         assert runners["info_missing"]["absent"] == end
         assert "absent" not in runners
     assert absent.missing == {"absent": plain.at_result[-1]}
+
+
+def test_rllibs_multi_agent_episodes_give_each_agents_last_info() -> None:
+    from ray.rllib.env.multi_agent_env import make_multi_agent
+
+    plain = FinalPositions()
+    config = (
+        PPOConfig()
+        .environment(make_multi_agent(InfoCartPole), env_config={"num_agents": 2})
+        .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda aid, *a, **kw: f"p{aid}")
+        .env_runners(num_env_runners=0)
+        .training(train_batch_size_per_learner=200, minibatch_size=100, num_epochs=1)
+        .rl_module(model_config={"fcnet_hiddens": [16]})
+        .debugging(seed=0)
+        .callbacks(rllib_callbacks(InfoMetrics({"x_position": ["max", "mean"]}), plain))
+    )
+    algo = config.build_algo()
+    try:
+        runners = algo.train()["env_runners"]
+    finally:
+        algo.stop()
+    plain.check_infos()  # each agent's final info, from RLlib's MultiAgentEpisode
+    assert len(plain.positions) > 0
+    assert len(plain.positions) % 2 == 0  # both agents of each ended episode
+    expected = reduced(plain.positions, 100)
+    assert runners["x_position_max"] == pytest.approx(expected["max"])
+    assert runners["x_position_mean"] == pytest.approx(expected["mean"])
