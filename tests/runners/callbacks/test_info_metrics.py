@@ -266,6 +266,25 @@ def test_in_hookbus_runners_each_result_is_numpy_over_the_window_and_replays(
     assert {key: replayed.metrics[key] for key in KEYS} == {key: runs[-1][key] for key in KEYS}
 
 
+def test_missing_counts_from_worker_processes_add_up_in_the_results() -> None:
+    metrics = InfoMetrics({"x_position": "mean", "absent": "mean"})
+    config = (
+        PPOConfig()
+        .environment(InfoCartPole)
+        .env_runners(num_env_runners=2, backend="process")
+        .training(train_batch_size=200, minibatch_size=50, num_epochs=1)
+        .debugging(seed=0)
+        .callbacks(metrics)
+    )
+    with config.build() as algo:
+        runs = [algo.train()["env_runners"] for _ in range(2)]
+    for runners in runs:  # every episode of both workers lacked the key
+        assert runners["info_missing"] == {"absent": runners["num_episodes_lifetime"]}
+        assert "absent" not in runners
+    # The workers counted on their own copies (and warned there): this one saw nothing.
+    assert metrics.missing == {"x_position": 0, "absent": 0}
+
+
 class WordInfoCartPole(InfoCartPole):
     """Says where the cart is in words."""
 
