@@ -107,7 +107,7 @@ def _new_folder(directory: Path, name: str, data: bytes, tree: Tree) -> bool:
     try:
         reach_save_phase("begun")
         with open_folder(temp) as root:
-            write_tree(root, tree, temp, _write_new)
+            write_tree(root, tree, temp, _write_new, write_syncs=False)
             _write_synced(root, name, data)
             fsync_folder(root)
         reach_save_phase("synced")
@@ -135,7 +135,7 @@ def _replace_tree(root: int, directory: Path, tree: Tree) -> None:
     ``root``), each by rename; then delete the files of its sub-folders this save did not
     write, and folders left empty. Links where it writes folders are refused first."""
     check_tree(root, tree, directory)
-    write_tree(root, tree, directory, _replace_extra)
+    write_tree(root, tree, directory, _replace_extra, write_syncs=True)
     for top, node in tree.items():
         if isinstance(node, dict):
             with open_folder(directory / top, top, root) as folder:

@@ -108,23 +108,35 @@ def check_tree(folder: int, tree: Tree, where: Path) -> None:
 
 
 def write_tree(
-    folder: int, tree: Tree, where: Path, write: Callable[[int, str, bytes], None]
+    folder: int,
+    tree: Tree,
+    where: Path,
+    write: Callable[[int, str, bytes], None],
+    *,
+    write_syncs: bool,
 ) -> None:
     """Write ``tree`` under ``folder``: each file by ``write(folder_fd, name, data)``,
-    each sub-folder made if missing (and its parent synced) and opened without links."""
+    each sub-folder made if missing and opened without links.
+
+    A folder is synced once its entries are made: when a sub-folder was made in it, or
+    when it got files and ``write`` does not sync the folder itself (``write_syncs``: a
+    replace by rename does).
+    """
+    changed = False
     for name, node in tree.items():
         if isinstance(node, bytes):
             write(folder, name, node)
+            changed = changed or not write_syncs
             continue
         try:
             os.mkdir(name, 0o777, dir_fd=folder)  # the umask's permissions, as a new folder's
+            changed = True
         except FileExistsError:
             pass
-        else:
-            fsync_folder(folder)
         with open_folder(where / name, name, folder) as sub:
-            write_tree(sub, node, where / name, write)
-            fsync_folder(sub)
+            write_tree(sub, node, where / name, write, write_syncs=write_syncs)
+    if changed:
+        fsync_folder(folder)
 
 
 def prune_tree(folder: int, tree: Tree | None, keep: Callable[[str], bool]) -> None:
