@@ -134,6 +134,8 @@ class ChainTable:
 
     def recompile(self, hook: str, handlers: list[Handler] | None = None) -> None:
         """Compile ``hook``'s dispatcher from ``handlers`` (default: its resolved chain)."""
+        if self._closed:  # a closed bus stays closed: a stream leaving, a quarantine
+            return
         if handlers is None:
             handlers = self.resolved(hook)
         dispatcher = self._by_hook[hook]

@@ -9,7 +9,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from hookbus.events import BaseEvent
 
-from ._errors import ConfigError
+from ._errors import BusClosedError, ConfigError
 
 __all__ = ("OVERFLOW_POLICIES", "EventStream", "Overflow")
 
@@ -39,6 +39,7 @@ class EventStream:
         self.dropped = 0
         """How many events ``drop_oldest`` discarded so far."""
         self.overflow: Overflow = "block" if overflow == "block" else "drop_oldest"
+        self._ended = False  # the bus closed: a feeder still running (in flight) says so
         self._send: MemoryObjectSendStream[BaseEvent]
         self._receive: MemoryObjectReceiveStream[BaseEvent]
         self._send, self._receive = anyio.create_memory_object_stream[BaseEvent](buffer)
@@ -48,7 +49,7 @@ class EventStream:
         try:
             await self._send.send(event)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the observer left while this publisher waited: nobody to deliver to
+            self._undelivered(event)
 
     def put_dropping_oldest(self, event: BaseEvent) -> None:
         """Feed one event, discarding the oldest when full (the ``drop_oldest`` bus handler)."""
@@ -59,6 +60,22 @@ class EventStream:
             self._receive.receive_nowait()
             self.dropped += 1
             self._send.send_nowait(event)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._undelivered(event)
+
+    def _undelivered(self, event: BaseEvent) -> None:
+        """Settle an event a publish in flight could not deliver: the stream is shut.
+
+        Feeders leave the chains at once, so only a chain that was already running gets
+        here (awaiting an earlier handler, or this feeder waiting for room). If the
+        observer left, nobody is owed the event; if the bus closed, the publisher is told
+        with a BusClosedError, never with the anyio stream's error.
+        """
+        if self._ended:
+            raise BusClosedError(
+                f"cannot deliver {type(event).__name__} to a stream: the bus was closed "
+                f"while it was being published"
+            )
 
     async def receive(self) -> BaseEvent:
         """Return the next event; raise ``anyio.EndOfStream`` once no more can come.
@@ -83,6 +100,7 @@ class EventStream:
 
     def _end(self) -> None:
         """Stop feeding: buffered events stay readable, then iteration ends."""
+        self._ended = True
         self._send.close()
 
     def _discard(self) -> None:
