@@ -40,7 +40,9 @@ from ._rules import (
     RULES_GROUP as RULES_GROUP,
     EventRules as EventRules,
     LifecycleRules as LifecycleRules,
+    ReplayOutcome as ReplayOutcome,
     ReplayRules as ReplayRules,
+    ReplaySettings as ReplaySettings,
     Violations as Violations,
 )
 from ._services import ServiceRegistry as ServiceRegistry
@@ -77,8 +79,10 @@ __all__ = (
     "Recorder",
     "RecordingError",
     "RecordingHeader",
+    "ReplayOutcome",
     "ReplayResult",
     "ReplayRules",
+    "ReplaySettings",
     "ServiceRegistry",
     "UnknownEvent",
     "Violations",

@@ -90,6 +90,12 @@ class RecordingHeader(msgspec.Struct, frozen=True, kw_only=True):
     event_types: dict[str, str] = msgspec.field(default_factory=dict)
     """The event types of your own the file may hold: tag -> ``"module:QualName"``, by which
     a reader imports them (docs/recording.md). The hooks' own types are never listed."""
+    producer: str = ""
+    """What published the events: ``""`` for hookbus's own runners (and files from before
+    this field), ``"rllib"`` or ``"sb3"`` for a bridge's run. A replay follows that
+    framework's reduce cycle (docs/recording.md)."""
+    producer_version: str = ""
+    """The producing framework's version (``"2.60.0"`` for Ray's), if a bridge wrote it."""
 
     def schema_is_current(self) -> bool:
         """Return whether the file's events have this hookbus's event schema.

@@ -55,7 +55,8 @@ class Recorder(Callback):
 
     Events of your own types are recorded too: those defined when the Recorder is made
     (all, or those among ``hooks``), listed by name in the file's header so that a reader
-    can import them.
+    can import them. ``producer`` (and its ``producer_version``) names the framework
+    whose run it records, for a bridge (the header's ``producer``).
     """
 
     observer = True
@@ -65,6 +66,9 @@ class Recorder(Callback):
         path: str | os.PathLike[str],
         hooks: Collection[str] | None = None,
         format: str = "msgpack",
+        *,
+        producer: str = "",
+        producer_version: str = "",
     ) -> None:
         super().__init__()
         if format not in FORMATS:
@@ -86,6 +90,8 @@ class Recorder(Callback):
             schema=schema_fingerprint(),
             hooks=self.hooks,
             event_types=type_names(self.types),
+            producer=producer,  # a bridge's framework: whose reduce cycle a replay follows
+            producer_version=producer_version,
         )
         if format == "msgpack":
             self._buffer += MAGIC

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -18,7 +18,7 @@ from hookbus.events import BaseEvent
 from hookbus.metrics import MetricsLogger, results
 
 from ._bus import Bus
-from ._replay import replay
+from ._replay import Kept, replay_and_keep
 
 __all__ = ("ReplayResult", "replay_into")
 
@@ -30,11 +30,16 @@ class ReplayResult:
     events: int
     """How many events were published."""
     metrics: dict[str, Any]
-    """The metrics the callbacks logged, as a nested results dict (plain values)."""
-    logger: MetricsLogger
-    """The MetricsLogger the callbacks logged into."""
+    """The metrics the callbacks logged, as a nested results dict (plain values): the
+    logger's at the end, or under RLlib's cycle the last iteration's."""
+    logger: MetricsLogger | Any
+    """The MetricsLogger the callbacks logged into (under RLlib's cycle, the Algorithm's:
+    a stand-in for RLlib's own)."""
     callbacks: tuple[object, ...]
     """The callback instances, in chain order, to inspect their state."""
+    iterations: list[dict[str, Any]] = field(default_factory=list)
+    """Each recorded iteration's results (one per ``on_train_result``), as the recording's
+    producer reported them: ``iterations[i]["env_runners"][key]`` for RLlib's."""
 
 
 def replay_into(
@@ -46,6 +51,8 @@ def replay_into(
     sources: Collection[str] | None = None,
     metrics_logger: MetricsLogger | None = None,
     types: Iterable[type[BaseEvent]] = (),
+    merge: str = "framework",
+    producer: str | None = None,
     **bus_options: Any,
 ) -> ReplayResult:
     """Replay ``source`` into ``callbacks`` (as ``config.callbacks`` takes them), synchronously.
@@ -55,17 +62,42 @@ def replay_into(
     holds (``read_recording``); the other keywords go to the Bus (``on_error=``, per-hook
     callables). A damaged recording raises RecordingError after its valid prefix was
     published: pass your own ``metrics_logger`` to keep what the callbacks logged until then.
+    ``iterations`` are the results of each recorded iteration, following the reduce cycle
+    of the recording's producer (``merge="framework"``) or one logger for every event
+    (``merge="pooled"``: the true mean over every value); ``producer`` names it for an
+    iterable ``source`` or an older file (``replay``).
     """
-    logger = metrics_logger if metrics_logger is not None else MetricsLogger()
     bus = Bus(callbacks, **bus_options)
+    kept: list[Kept] = []
 
     async def run() -> int:
-        return await replay(
-            source, bus=bus, metrics_logger=logger, hooks=hooks, sources=sources, types=types
+        found = await replay_and_keep(
+            source,
+            bus=bus,
+            metrics_logger=metrics_logger,
+            hooks=hooks,
+            sources=sources,
+            types=types,
+            merge=merge,
+            producer=producer,
         )
+        kept.append(found)
+        return found.published
 
     try:
         count = anyio.run(run, backend=backend)
     finally:
         bus.close()
-    return ReplayResult(count, results(logger), logger, bus.callbacks)
+    return _result(count, kept[0], bus.callbacks)
+
+
+def _result(count: int, kept: Kept, callbacks: tuple[object, ...]) -> ReplayResult:
+    """Return the ``ReplayResult``: from the rules' outcome if some report one (the first
+    with iterations, else the first), else from the logger alone."""
+    outcomes = [state.outcome() for state in kept.states if hasattr(state, "outcome")]
+    found = next((o for o in outcomes if o.iterations), outcomes[0] if outcomes else None)
+    if found is None:
+        return ReplayResult(count, results(kept.logger), kept.logger, callbacks)
+    metrics = results(kept.logger) if found.metrics is None else found.metrics
+    logger = kept.logger if found.logger is None else found.logger
+    return ReplayResult(count, metrics, logger, callbacks, found.iterations)

@@ -14,6 +14,7 @@ declares it among its ``live_args``) and is counted, not checked, by ``check_lif
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable, Collection, Mapping
 from importlib.metadata import entry_points
@@ -25,17 +26,52 @@ from hookbus.metrics import MetricsLogger
 from ._errors import ConfigError
 
 __all__ = (
+    "MERGES",
     "RULES_GROUP",
     "EventRules",
     "LifecycleRules",
+    "ReplayOutcome",
     "ReplayRules",
+    "ReplaySettings",
     "Violations",
     "installed_rules",
+    "replay_states",
     "rules_for",
 )
 
 RULES_GROUP = "hookbus.rules"
 """The entry-point group naming ``EventRules`` objects (docs/recording.md)."""
+
+
+MERGES = ("framework", "pooled")
+"""What replay's ``merge=`` takes (docs/recording.md)."""
+
+
+class ReplaySettings(NamedTuple):
+    """What a replay tells rules whose ``replay_rules`` takes ``settings=``.
+
+    The kernel knows no producer's rules: it passes what the recording says and what the
+    caller asked for, and the rules choose the reduce cycle their events follow.
+    """
+
+    producer: str = ""
+    """Whose recording it is: its header's ``producer`` (``""`` for hookbus's own runners
+    and for files from before that field), or replay's ``producer=``."""
+    merge: str = "framework"
+    """``"framework"`` (follow the producer's reduce cycle and merge) or ``"pooled"``."""
+    logger_given: bool = False
+    """Whether the caller gave replay its own ``metrics_logger``."""
+
+
+class ReplayOutcome(NamedTuple):
+    """What replay state may report at the end (``ReplayRules.outcome()``, optional)."""
+
+    iterations: list[dict[str, Any]]
+    """The results of each iteration the recording holds, as its producer reported them."""
+    metrics: dict[str, Any] | None = None
+    """The final metrics, if not the replay logger's ``results()``."""
+    logger: Any = None
+    """The logger to hand the caller, if not the replay's ``metrics_logger``."""
 
 
 class ReplayRules(Protocol):
@@ -52,6 +88,9 @@ class ReplayRules(Protocol):
     def published(self, event: BaseEvent) -> None:
         """Note that ``event``'s handlers have all run (a published event only)."""
         ...
+
+    # Optionally, ``outcome() -> ReplayOutcome``: the iterations (and final metrics) the
+    # events gave, read once the stream is done (``replay_into``'s ``iterations``).
 
 
 class Violations:
@@ -119,7 +158,11 @@ class EventRules(Protocol):
     """The event types these rules are about (the others are not passed to them)."""
 
     def replay_rules(self, metrics_logger: MetricsLogger, max_open: int) -> ReplayRules:
-        """Return fresh replay state; ``max_open`` bounds what stays open (episodes)."""
+        """Return fresh replay state; ``max_open`` bounds what stays open (episodes).
+
+        Rules that also declare a keyword ``settings`` get the replay's ``ReplaySettings``
+        (whose recording it is, the ``merge`` asked for).
+        """
         ...
 
     def lifecycle_rules(self) -> LifecycleRules:
@@ -130,6 +173,7 @@ class EventRules(Protocol):
 class _Loaded(NamedTuple):
     rules: tuple[EventRules, ...]
     by_type: dict[type[BaseEvent], int]  # an event type -> the index of its rules
+    settings: tuple[bool, ...]  # per rules: whether replay_rules takes settings=
 
 
 _lock = threading.Lock()
@@ -166,7 +210,17 @@ def _load(points: list[Any]) -> _Loaded:
         for cls in found.types:
             by_type.setdefault(cls, len(rules))
         rules.append(found)
-    return _Loaded(tuple(rules), by_type)
+    settings = tuple(_takes_settings(r) for r in rules)
+    return _Loaded(tuple(rules), by_type, settings)
+
+
+def _takes_settings(rules: EventRules) -> bool:
+    # Decided once, when the rules load: older rules take two arguments only.
+    try:
+        parameters = inspect.signature(rules.replay_rules).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return False
+    return "settings" in parameters
 
 
 def rules_for(
@@ -176,3 +230,19 @@ def rules_for(
     rules, by_type = installed_rules()
     states = [make(r) for r in rules]
     return {cls: states[i] for cls, i in by_type.items()}
+
+
+def replay_states(
+    metrics_logger: MetricsLogger, max_open: int, settings: ReplaySettings
+) -> dict[type[BaseEvent], ReplayRules]:
+    """Make one replay state per installed rules (``settings`` to those that take it);
+    return it per event type."""
+    installed_rules()
+    takes = _loaded[0].settings
+    states: list[ReplayRules] = []
+    for rules, given in zip(_loaded[0].rules, takes, strict=True):
+        if given:
+            states.append(rules.replay_rules(metrics_logger, max_open, settings=settings))  # type: ignore[call-arg]
+        else:
+            states.append(rules.replay_rules(metrics_logger, max_open))
+    return {cls: states[i] for cls, i in _loaded[0].by_type.items()}

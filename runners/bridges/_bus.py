@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from hookbus.events import HOOKS, BaseEvent
@@ -119,7 +120,9 @@ class SyncBus:
     ``Collector`` instead, for events recorded elsewhere.
     ``backend`` is the event loop an async handler runs on. ``acts_on`` names the
     ``Control`` requests the framework's bridge acts on (SB3's ``stop_training``): only a
-    Control asking for something else is logged as ignored.
+    Control asking for something else is logged as ignored. ``producer`` names the
+    framework in the header of a recording made here (``"sb3"``), with its version: a
+    replay follows that framework's reduce cycle.
     """
 
     def __init__(
@@ -132,12 +135,13 @@ class SyncBus:
         record: str | os.PathLike[str] | None = None,
         collect: bool = False,
         acts_on: Iterable[str] = (),
+        producer: str = "",
     ) -> None:
         check_backend(backend)
         self.recorder = None
         if record is not None:  # a .jsonl file as JSON lines; anything else as msgpack
             fmt = "jsonl" if os.fspath(record).endswith(".jsonl") else "msgpack"
-            self.recorder = Recorder(record, format=fmt)
+            self.recorder = Recorder(record, format=fmt, **made_by(producer))
         self.collector = Collector() if collect else None
         observers = [c for c in (self.recorder, self.collector) if c is not None]
         self.bus = Bus([*callbacks, *observers], **bus_options)
@@ -234,6 +238,18 @@ class _Call:
     async def __call__(self) -> Control | None:
         result: Control | None = await self._call(self._event, **self._live)
         return result
+
+
+_DISTRIBUTIONS = {"rllib": "ray", "sb3": "stable-baselines3"}
+
+
+def made_by(producer: str) -> dict[str, str]:
+    """Return the ``Recorder`` keywords naming ``producer`` and its installed version."""
+    try:
+        found = version(_DISTRIBUTIONS[producer])
+    except (KeyError, PackageNotFoundError):
+        found = ""
+    return {"producer": producer, "producer_version": found}
 
 
 def check_backend(backend: object) -> str:

@@ -322,6 +322,7 @@ class _Bridge:
             backend=spec.backend,
             record=record,
             collect=collect,
+            producer="rllib",  # a replay of the recording follows RLlib's cycle
         )
         self.spec = spec
         self.created = self.bus.dispatcher(EpisodeCreated)

@@ -94,6 +94,7 @@ class _Bridge:
             backend=backend,
             record=record,
             acts_on=("stop_training",),
+            producer="sb3",  # a replay of the recording follows SB3's dumps
         )
         self.algorithm = Publisher(self.bus.bus, ALGORITHM_SOURCE)
         self.metrics = MetricsLogger()

@@ -23,13 +23,14 @@ from hookbus.events import (
     SampleEnd,
     TrainResult,
 )
-from hookbus.kernel import HookbusWarning
+from hookbus.kernel import HookbusWarning, ReplayOutcome
 from hookbus.metrics import MetricsLogger
 
 from ._episode import Episode
 from ._learner_loggers import LearnerLoggers
 from ._multi_agent_episode import MultiAgentEpisode
 from ._replay_agents import multi_agent_from, replay_reset, replay_step
+from ._replay_cycles import ReplayCycle, SharedCycle
 from ._standins import StandIns
 
 __all__ = ("HookReplay",)
@@ -46,8 +47,13 @@ class HookReplay:
     # without sample ends would keep them forever, so only the newest few are kept.
     MAX_FINISHED = 10_000
 
-    def __init__(self, logger: MetricsLogger, max_open: int) -> None:
+    def __init__(
+        self, logger: MetricsLogger, max_open: int, cycle: ReplayCycle | None = None
+    ) -> None:
         self.logger = logger
+        # Which logger each event's handlers get, and where iterations end: the reduce
+        # cycle of the recording's producer (_replay_cycles); by default one logger, pooled.
+        self.cycle = cycle if cycle is not None else SharedCycle(logger, reduce=False)
         self.learners = LearnerLoggers(logger)  # the learner hooks' loggers, as the Algorithm's
         # Unfinished episodes, least recently active first: a recording without episode
         # ends (hooks=["on_episode_start"]) would otherwise grow this without bound.
@@ -63,7 +69,8 @@ class HookReplay:
         return self.standins.complete(event, self._rebuilt(event))
 
     def _rebuilt(self, event: BaseEvent) -> dict[str, Any]:
-        logger = self.logger
+        self.cycle.before(event)
+        logger = self.cycle.logger_for(event)
         if isinstance(event, EpisodeCreated | EpisodeStart | EpisodeStep | EpisodeEnd):
             episode = self._episode_for(event)
             return {"episode": episode, "metrics_logger": logger, "env_index": event.env_index}
@@ -85,9 +92,14 @@ class HookReplay:
         return {"metrics_logger": logger} if "metrics_logger" in event.live_args else {}
 
     def published(self, event: BaseEvent) -> None:
-        """Merge a finished learner update's metrics into the main logger."""
+        """Merge a finished learner update's metrics into the main logger; tell the cycle."""
         if isinstance(event, LearnerUpdateEnd):
             self.learners.update_done(event.module_id)
+        self.cycle.after(event)
+
+    def outcome(self) -> ReplayOutcome:
+        """Return each iteration's results, as the recording's producer reported them."""
+        return self.cycle.outcome()
 
     def _sampled(self, episode_id: str) -> AnyEpisode | None:
         episode = self.finished.pop(episode_id, None)

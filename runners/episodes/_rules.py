@@ -7,10 +7,12 @@ no hook's meaning, and learns it here the way it learns a package's own event ty
 from __future__ import annotations
 
 from hookbus.events import HOOKS, BaseEvent
+from hookbus.kernel import ReplaySettings
 from hookbus.metrics import MetricsLogger
 
 from ._lifecycle import HookRules
 from ._replay import HookReplay
+from ._replay_cycles import cycle_for
 
 __all__ = ("RULES", "EpisodeRules")
 
@@ -20,9 +22,15 @@ class EpisodeRules:
 
     types: tuple[type[BaseEvent], ...] = tuple(HOOKS.values())
 
-    def replay_rules(self, metrics_logger: MetricsLogger, max_open: int) -> HookReplay:
-        """Return a replay's state: episodes (at most ``max_open`` unfinished), loggers."""
-        return HookReplay(metrics_logger, max_open)
+    def replay_rules(
+        self,
+        metrics_logger: MetricsLogger,
+        max_open: int,
+        settings: ReplaySettings = ReplaySettings(),  # noqa: B008  (an immutable tuple)
+    ) -> HookReplay:
+        """Return a replay's state: episodes (at most ``max_open`` unfinished), and the
+        loggers of the reduce cycle ``settings`` choose (the recording's producer's)."""
+        return HookReplay(metrics_logger, max_open, cycle_for(metrics_logger, settings))
 
     def lifecycle_rules(self) -> HookRules:
         """Return a lifecycle check's state."""

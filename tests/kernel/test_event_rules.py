@@ -125,3 +125,63 @@ def test_an_installed_package_adds_rules_for_its_event_types(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+SETTINGS_SCRIPT = """
+from hookbus.kernel import Recorder, ReplayOutcome, replay_into
+from shop_rules import OrderPlaced, OrderShipped, ShopRules
+
+class Counted:  # replay state of rules that take the replay's settings and report iterations
+    def __init__(self, settings):
+        self.settings = settings
+        self.shipped = 0
+
+    def live_arguments(self, event):
+        return {"basket": []}
+
+    def published(self, event):
+        self.shipped += isinstance(event, OrderShipped)
+
+    def outcome(self):
+        return ReplayOutcome([{"shipped": self.shipped, "producer": self.settings.producer}])
+
+seen = []
+
+def replay_rules(self, metrics_logger, max_open, settings):
+    seen.append(settings)
+    return Counted(settings)
+
+ShopRules.replay_rules = replay_rules  # before the kernel loads the rules: once per process
+
+recorder = Recorder("orders.msgpack", producer="shop", producer_version="1.2")
+for i, event in enumerate([
+    OrderPlaced(source="shop", seq=0, order_id="a", item="tea"),
+    OrderShipped(source="shop", seq=1, order_id="a"),
+]):
+    recorder.record(event=event)
+recorder.close()
+result = replay_into("orders.msgpack", merge="pooled")
+assert result.iterations == [{"shipped": 1, "producer": "shop"}], result.iterations
+assert (seen[0].producer, seen[0].merge, seen[0].logger_given) == ("shop", "pooled", False)
+told = replay_into("orders.msgpack", producer="elsewhere")
+assert told.iterations == [{"shipped": 1, "producer": "elsewhere"}], told.iterations
+print("ok")
+"""
+
+
+def test_rules_taking_settings_learn_the_producer_and_report_iterations(tmp_path: Path) -> None:
+    (tmp_path / "shop_rules.py").write_text(textwrap.dedent(SHOP))
+    info = tmp_path / "shop_rules-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shop-rules\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{RULES_GROUP}]\nshop = shop_rules:RULES\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", SETTINGS_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

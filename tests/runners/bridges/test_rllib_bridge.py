@@ -128,8 +128,9 @@ def test_replayed_sums_equal_what_rllib_reported(remote_run: RemoteRun) -> None:
     training = {"env_runner:1", "env_runner:2"}
     replayed = replay_into(remote_run.path, [StepCounts()], sources=training)
     reported = remote_run.results
-    assert replayed.metrics["hb_steps"] == sum(r["env_runners"]["hb_steps"] for r in reported)
-    assert replayed.metrics["hb_episodes"] == sum(r["env_runners"]["hb_episodes"] for r in reported)
+    for key in ("hb_steps", "hb_episodes"):  # per iteration, as RLlib reports them
+        ours = [it["env_runners"][key] for it in replayed.iterations]
+        assert ours == [r["env_runners"][key] for r in reported], key
 
 
 def test_rllib_callbacks_get_rllibs_own_arguments(remote_run: RemoteRun) -> None:
@@ -173,9 +174,9 @@ def test_a_replayed_windowed_mean_equals_rllibs(tmp_path: Path) -> None:
     (result,) = _train(rllib_callbacks(StepCounts, record=path), iterations=1)
     assert path.read_bytes().startswith(b"{")  # a .jsonl path is written as JSON lines
     replayed = replay_into(path, [StepCounts()])
-    reported = result["env_runners"]
-    assert math.isclose(replayed.metrics["hb_last_chunk_len"], reported["hb_last_chunk_len"])
-    assert replayed.metrics["hb_steps"] == reported["hb_steps"] == reported["num_env_steps_sampled"]
+    reported, ours = result["env_runners"], replayed.metrics["env_runners"]
+    assert math.isclose(ours["hb_last_chunk_len"], reported["hb_last_chunk_len"])
+    assert ours["hb_steps"] == reported["hb_steps"] == reported["num_env_steps_sampled"]
 
 
 def test_multi_agent_episodes_are_published_per_agent(tmp_path: Path) -> None:
@@ -194,8 +195,8 @@ def test_multi_agent_episodes_are_published_per_agent(tmp_path: Path) -> None:
     steps = [e for e in events if isinstance(e, EpisodeStep)]
     assert {a.module_id for e in steps for a in e.agents or ()} == {"p0", "p1"}
     replayed = replay_into(path, [AgentSteps(), StepCounts()])
-    assert replayed.metrics["hb_agent_steps"] == agent_steps
-    assert replayed.metrics["hb_episodes"] == runners["hb_episodes"]
+    assert replayed.metrics["env_runners"]["hb_agent_steps"] == agent_steps
+    assert replayed.metrics["env_runners"]["hb_episodes"] == runners["hb_episodes"]
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
@@ -277,14 +278,14 @@ def test_the_recording_replays_with_hookbus_alone(
         from hookbus.kernel import replay_into
         from tests.runners.bridges.bridge_callbacks import StepCounts
         replayed = replay_into({str(remote_run.path)!r}, [StepCounts()])
-        print(replayed.metrics["hb_episodes"])
+        print(replayed.metrics["env_runners"]["hb_episodes"])
         """
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=no_ray, check=True
     )
     everywhere = replay_into(remote_run.path, [StepCounts()])
-    assert int(float(out.stdout)) == everywhere.metrics["hb_episodes"]
+    assert int(float(out.stdout)) == everywhere.metrics["env_runners"]["hb_episodes"]
     inspect = subprocess.run(
         [Path(sys.executable).with_name("hookbus"), "inspect", str(remote_run.path)],
         capture_output=True,
