@@ -15,7 +15,9 @@ nothing else gave.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from hookbus.events import (
@@ -215,36 +217,44 @@ class StandIns:
     def __init__(self) -> None:
         self.algorithm: AlgorithmStandIn | None = None
         self.runners: dict[str, EnvRunnerStandIn] = {}
-        self._plans: dict[type[BaseEvent], tuple[bool, bool, bool, bool]] = {}
+        # What to fill in, per event type and source: worked out once, as replay runs
+        # this for every recorded step (a few dict operations per event).
+        self._fills: dict[tuple[type[BaseEvent], str], Fill] = {}
 
     def complete(self, event: BaseEvent, live: dict[str, Any]) -> dict[str, Any]:
         """Add to ``live`` (and return it) the stand-ins ``event``'s hook passes and that
         nothing gave: ``algorithm``, ``env_runner``, ``env``; and a recreation's indices."""
-        plan = self._plans.get(type(event))
-        if plan is None:
-            plan = self._plans[type(event)] = _plan(type(event))
-        wants_algorithm, wants_runner, wants_env, recreated = plan
-        if wants_algorithm and live.get("algorithm") is None:
-            live["algorithm"] = self._algorithm(event, live)
-        if wants_runner or wants_env:
-            runner = self.runners.get(event.source)
-            if runner is None:
-                runner = self.runners[event.source] = EnvRunnerStandIn(event.source)
-            if isinstance(event, EnvironmentCreated):
-                runner.created(event)
-            runner.metrics = live.get("metrics_logger")
-            if wants_runner and live.get("env_runner") is None:
-                live["env_runner"] = runner
-            if wants_env and live.get("env") is None:
-                live["env"] = runner.env
-        if recreated:
-            _recreated(event, live)
+        key = (type(event), event.source)
+        fill = self._fills.get(key)
+        if fill is None:
+            fill = self._fills[key] = self._fill_for(*key)
+        fill(event, live)
         return live
 
-    def _algorithm(self, event: BaseEvent, live: dict[str, Any]) -> AlgorithmStandIn:
+    def _fill_for(self, event_type: type[BaseEvent], source: str) -> Fill:
+        names = event_type.live_args
+        parts: list[Fill] = []
+        if "algorithm" in names:
+            parts.append(self._give_algorithm)
+        if "env_runner" in names or "env" in names:
+            runner = self.runners.get(source)
+            if runner is None:
+                runner = self.runners[source] = EnvRunnerStandIn(source)
+            created = issubclass(event_type, EnvironmentCreated)
+            parts.append(_runner_fill(runner, "env_runner" in names, "env" in names, created))
+        if issubclass(event_type, EnvRunnersRecreated | OfflineEvalRunnersRecreated):
+            parts.append(_recreated)
+        if len(parts) == 1:
+            return parts[0]
+        return functools.partial(_fill_all, tuple(parts))
+
+    def _give_algorithm(self, event: BaseEvent, live: dict[str, Any]) -> None:
+        if live.get("algorithm") is not None:
+            return
         algorithm = self.algorithm
         if algorithm is None:
             algorithm = self.algorithm = AlgorithmStandIn()
+        live["algorithm"] = algorithm
         if isinstance(event, _ALGORITHM_EVENTS):
             logger = live.get("metrics_logger")
             if logger is not None:
@@ -254,7 +264,32 @@ class StandIns:
                 algorithm.iteration = iteration
             if isinstance(event, TrainResult):
                 algorithm.results.append(live.get("result", event.result))
-        return algorithm
+
+
+Fill = Callable[[BaseEvent, dict[str, Any]], None]
+"""Fill in one event's stand-ins: ``fill(event, live)``."""
+
+
+def _runner_fill(
+    runner: EnvRunnerStandIn, gives_runner: bool, gives_env: bool, created: bool
+) -> Fill:
+    env = runner.env
+
+    def fill(event: BaseEvent, live: dict[str, Any]) -> None:
+        if created and isinstance(event, EnvironmentCreated):
+            runner.created(event)
+        runner.metrics = live.get("metrics_logger")
+        if gives_runner and live.get("env_runner") is None:
+            live["env_runner"] = runner
+        if gives_env and live.get("env") is None:
+            live["env"] = env
+
+    return fill
+
+
+def _fill_all(parts: tuple[Fill, ...], event: BaseEvent, live: dict[str, Any]) -> None:
+    for part in parts:
+        part(event, live)
 
 
 def _recreated(event: BaseEvent, live: dict[str, Any]) -> None:
@@ -265,10 +300,3 @@ def _recreated(event: BaseEvent, live: dict[str, Any]) -> None:
             live["env_runner_indices"] = list(event.env_runner_indices)
     if isinstance(event, EnvRunnersRecreated) and live.get("is_evaluation") is None:
         live["is_evaluation"] = event.is_evaluation
-
-
-def _plan(event_type: type[BaseEvent]) -> tuple[bool, bool, bool, bool]:
-    """Say which stand-ins an event type's hook passes (worked out once per type)."""
-    names = event_type.live_args
-    recreated = issubclass(event_type, EnvRunnersRecreated | OfflineEvalRunnersRecreated)
-    return "algorithm" in names, "env_runner" in names, "env" in names, recreated

@@ -19,7 +19,6 @@ from hookbus.events import (
     EpisodeStep,
     EvaluateStart,
     SampleEnd,
-    TrainResult,
 )
 from hookbus.kernel import Callback, HookbusError, read_recording, replay_into
 from hookbus.runners import EnvRunnerMetrics, ReplayStandInError
@@ -27,12 +26,12 @@ from hookbus.runners import EnvRunnerMetrics, ReplayStandInError
 RLLIB_RECORDING = Path(__file__).parents[3] / "docs" / "examples" / "rllib_cartpole.msgpack"
 
 
-def one_episode(source: str, steps: int = 3) -> list[BaseEvent]:
+def one_episode(source: str, steps: int = 3, episode: str = "e1", seq0: int = 1) -> list[BaseEvent]:
     """A runner's events for one episode of ``steps`` steps and its sample's end."""
-    seq = iter(range(1, 100))
+    seq = iter(range(seq0, seq0 + 100))
     events: list[BaseEvent] = [
-        EpisodeCreated(source=source, seq=next(seq), episode_id="e1"),
-        EpisodeStart(source=source, seq=next(seq), episode_id="e1", observation=[0.0]),
+        EpisodeCreated(source=source, seq=next(seq), episode_id=episode),
+        EpisodeStart(source=source, seq=next(seq), episode_id=episode, observation=[0.0]),
     ]
     for t in range(steps):
         done = t == steps - 1
@@ -40,15 +39,17 @@ def one_episode(source: str, steps: int = 3) -> list[BaseEvent]:
             EpisodeStep(
                 source=source,
                 seq=next(seq),
-                episode_id="e1",
+                episode_id=episode,
                 observation=[float(t)],
                 action=0,
                 reward=1.0,
                 terminated=done,
             )
         )
-    events.append(EpisodeEnd(source=source, seq=next(seq), episode_id="e1", terminated=True))
-    events.append(SampleEnd(source=source, seq=next(seq), num_env_steps=steps, episode_ids=["e1"]))
+    events.append(EpisodeEnd(source=source, seq=next(seq), episode_id=episode, terminated=True))
+    events.append(
+        SampleEnd(source=source, seq=next(seq), num_env_steps=steps, episode_ids=[episode])
+    )
     return events
 
 
@@ -185,11 +186,8 @@ def test_a_recreation_gets_its_indices_from_the_event() -> None:
 
 
 def test_hookbus_own_runner_metrics_replay_with_a_stand_in_runner() -> None:
-    # EnvRunnerMetrics reads the runner's settings live; a stand-in has none: the defaults.
-    result = replay_into(RLLIB_RECORDING, EnvRunnerMetrics)
-    events = list(read_recording(RLLIB_RECORDING))
-    assert result.metrics["num_episodes_lifetime"] == sum(isinstance(e, EpisodeEnd) for e in events)
-    train_results = [e for e in events if isinstance(e, TrainResult)]
-    assert result.metrics["episode_len_max"] == max(
-        r.result["env_runners"]["episode_len_max"] for r in train_results
-    )
+    # EnvRunnerMetrics reads a live runner's settings; a stand-in has none: the defaults.
+    events = [*one_episode("env_runner:1", 3), *one_episode("env_runner:1", 5, "e2", seq0=10)]
+    result = replay_into(events, EnvRunnerMetrics)
+    assert result.metrics["num_episodes_lifetime"] == 2
+    assert (result.metrics["episode_len_min"], result.metrics["episode_len_max"]) == (3, 5)
