@@ -42,10 +42,11 @@ class PoleMoves(Callback):
 def main() -> None:
     for attempt in ("first (loads hookbus's episode rules)", "second"):
         start = time.perf_counter()
-        replayed = replay_into(RECORDING, [PoleMoves()], sources=["env_runner:1"])
+        replayed = replay_into(RECORDING, [PoleMoves()])
         took = time.perf_counter() - start
         print(f"{attempt}: {replayed.events} events replayed in {took * 1000:.0f} ms")
-    print(f"tilting_steps: {replayed.metrics['tilting_steps']}")
+    # Per iteration, as RLlib's train() reported it (the recording's TrainResult events).
+    print("tilting_steps:", [it["env_runners"]["tilting_steps"] for it in replayed.iterations])
 
 
 if __name__ == "__main__":

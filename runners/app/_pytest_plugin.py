@@ -106,8 +106,9 @@ def hookbus_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def hookbus_replay() -> Callable[..., ReplayResult]:
     """Give ``hookbus.kernel.replay_into(source, callbacks, backend="asyncio", hooks=None,
-    sources=None, metrics_logger=None, **bus_options) -> ReplayResult``, taking RLlib
-    callbacks as they are."""
+    sources=None, metrics_logger=None, merge="framework", producer=None, **bus_options) ->
+    ReplayResult``, taking RLlib callbacks as they are (``iterations``: each recorded
+    iteration's results, as the recording's framework reported them)."""
     return _replay_into
 
 
