@@ -10,9 +10,10 @@ every handler has finished, as with its own callbacks.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -198,6 +199,26 @@ class SyncBus:
             self._ignore(control, dispatcher.hook)
         return control
 
+    def resolve(self, dispatcher: Dispatcher, result: Any) -> Control | None:
+        """Return the Control of a chain ``dispatcher`` ran: ``result`` is what calling it
+        gave (``runners.episodes.EpisodePublisher``'s methods return it), for an async
+        chain the awaitable, run here on the bridge's event loop while the caller waits.
+        A Control is checked against ``acts_on`` as ``run()`` checks it."""
+        if dispatcher.is_async and result is not None:
+            try:
+                result = self._loop_thread().call(_awaited, result)
+            except BaseException:
+                if (
+                    inspect.iscoroutine(result)
+                    and inspect.getcoroutinestate(result) == "CORO_CREATED"
+                ):
+                    result.close()  # the loop never started it: no "never awaited" warning
+                raise
+        if result is not None and not self._acts_on.issuperset(result.requested):
+            self._ignore(result, dispatcher.hook)
+        control: Control | None = result
+        return control
+
     def close(self) -> None:
         """Close the bus (its callbacks and recorder) and stop the event loop, if started."""
         loop, self._loop = self._loop, None
@@ -238,6 +259,11 @@ class _Call:
     async def __call__(self) -> Control | None:
         result: Control | None = await self._call(self._event, **self._live)
         return result
+
+
+async def _awaited(result: Awaitable[Control | None]) -> Control | None:
+    """Return ``await result``: a chain's coroutine, made on the caller's thread."""
+    return await result
 
 
 _DISTRIBUTIONS = {"rllib": "ray", "sb3": "stable-baselines3"}

@@ -12,6 +12,7 @@ from ._episode import Episode as Episode, SingleAgentEpisode as SingleAgentEpiso
 from ._learner_loggers import LearnerLoggers as LearnerLoggers
 from ._like import EpisodeLike as EpisodeLike
 from ._multi_agent_episode import ALL_AGENTS as ALL_AGENTS, MultiAgentEpisode as MultiAgentEpisode
+from ._publisher import EpisodePublisher as EpisodePublisher, ModuleHolder as ModuleHolder
 from ._rules import RULES as RULES, EpisodeRules as EpisodeRules
 from ._standins import ReplayStandInError as ReplayStandInError
 
@@ -20,8 +21,10 @@ __all__ = (
     "RULES",
     "Episode",
     "EpisodeLike",
+    "EpisodePublisher",
     "EpisodeRules",
     "LearnerLoggers",
+    "ModuleHolder",
     "MultiAgentEpisode",
     "ReplayStandInError",
     "SingleAgentEpisode",
