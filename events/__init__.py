@@ -23,6 +23,7 @@ from ._events import (
     LearnerUpdateStart as LearnerUpdateStart,
     OfflineEvalRunnersRecreated as OfflineEvalRunnersRecreated,
     PostprocessTrajectory as PostprocessTrajectory,
+    RecordingGap as RecordingGap,
     SampleEnd as SampleEnd,
     TrainResult as TrainResult,
 )
@@ -56,6 +57,7 @@ __all__ = (
     "LearnerUpdateStart",
     "OfflineEvalRunnersRecreated",
     "PostprocessTrajectory",
+    "RecordingGap",
     "SampleEnd",
     "TrainResult",
     "codec",

@@ -29,6 +29,7 @@ __all__ = (
     "LearnerUpdateStart",
     "OfflineEvalRunnersRecreated",
     "PostprocessTrajectory",
+    "RecordingGap",
     "SampleEnd",
     "TrainResult",
 )
@@ -179,6 +180,29 @@ class OfflineEvalRunnersRecreated(
     live_args: ClassVar[tuple[str, ...]] = ("algorithm", "env_runner_group", "env_runner_indices")
 
     env_runner_indices: list[int] = msgspec.field(default_factory=list)
+
+
+class RecordingGap(BaseEvent, frozen=True, kw_only=True, tag="recording_gap"):
+    """Mark where a recording lost a source's events: a runner lost before they were taken.
+
+    Written (and published) by the process writing the recording where it noticed the
+    loss (the RLlib bridge's driver), under a source of its own (``"recorder"``).
+    ``lost_source``'s events from ``first_lost_seq`` up to its next one in the file (if
+    any) are not in the recording.
+    """
+
+    hook: ClassVar[str] = "on_recording_gap"
+    live_args: ClassVar[tuple[str, ...]] = ("algorithm",)
+
+    lost_source: str = ""
+    """The source whose events are missing (``"env_runner:2"``)."""
+    first_lost_seq: int = 0
+    """That source's seq after the last one recorded before the gap (0 if none was)."""
+    training_iteration: int = 0
+    """The ``training_iteration`` of the ``TrainResult`` (or ``EvaluateEnd``) at which the
+    events were to be taken."""
+    reason: str = ""
+    """What happened, in words: the runner did not answer, or it started a new numbering."""
 
 
 _MODULE_ID = "default_policy"
@@ -361,6 +385,7 @@ Event = (
     | EvaluateOfflineStart
     | EvaluateOfflineEnd
     | OfflineEvalRunnersRecreated
+    | RecordingGap
 )
 """Any event: decode a mixed stream with ``type=Event``; ``isinstance(x, Event)`` works too."""
 

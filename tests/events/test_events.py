@@ -42,6 +42,8 @@ STABLE_TAGS = {
     "on_evaluate_offline_start": "evaluate_offline_start",
     "on_evaluate_offline_end": "evaluate_offline_end",
     "on_offline_eval_runners_recreated": "offline_eval_runners_recreated",
+    # Not a framework's hook: the process writing a recording marks events it lost.
+    "on_recording_gap": "recording_gap",
 }
 
 

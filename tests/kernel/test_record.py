@@ -32,6 +32,7 @@ from hookbus.kernel import (
     MAX_FRAME_SIZE,
     Bus,
     ConfigError,
+    HookbusWarning,
     Recorder,
     RecordingError,
     read_recording,
@@ -311,9 +312,11 @@ async def test_a_version_2_recording_still_reads_and_replays(tmp_path: Path, fmt
     back = list(read_recording(path))
     assert all(same(a, b) for a, b in zip(back, events, strict=True))
     returns: list[float] = []
-    count = await replay(
-        path, on_episode_end=lambda episode, **kw: returns.append(episode.get_return())
-    )
+    # One of every type, a recording's gap marker among them: replaying past it warns.
+    with pytest.warns(HookbusWarning, match="RecordingGap event"):
+        count = await replay(
+            path, on_episode_end=lambda episode, **kw: returns.append(episode.get_return())
+        )
     assert (count, returns) == (len(events), [0.0, 1.0])  # a bare EpisodeEnd, then "e"
 
 

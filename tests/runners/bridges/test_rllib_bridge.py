@@ -24,10 +24,17 @@ from hookbus.events import (
     EpisodeStep,
     EvaluateEnd,
     EvaluateStart,
+    RecordingGap,
     SampleEnd,
     TrainResult,
 )
-from hookbus.kernel import ConfigError, check_lifecycle, read_recording, replay_into
+from hookbus.kernel import (
+    ConfigError,
+    HookbusWarning,
+    check_lifecycle,
+    read_recording,
+    replay_into,
+)
 from hookbus.runners.bridges import rllib_callbacks
 from tests.runners.bridges.bridge_callbacks import (
     AgentSteps,
@@ -348,12 +355,21 @@ def _exit_now(env_runner: Any) -> None:
     os._exit(1)  # the actor's process dies mid-call, as a crash would end it
 
 
+def _kill_and_train_until(algo: Any, seen: list[Any]) -> None:
+    """End the remote runner's process, then train until RLlib says it was recreated."""
+    import time
+
+    algo.env_runner_group.foreach_env_runner(_exit_now, local_env_runner=False)
+    deadline = time.monotonic() + 120  # Ray starts the actor's process again first
+    while not seen and time.monotonic() < deadline:
+        time.sleep(1)
+        algo.train()
+
+
 def test_a_killed_runner_that_ray_restarts_is_announced(tmp_path: Path) -> None:
     # A real restart: the remote runner's process exits, RLlib takes it out of service,
     # Ray restarts the actor, and RLlib's next training step finds it healthy again and
     # calls on_env_runners_recreated (Algorithm.restore_env_runners), on the driver.
-    import time
-
     seen: list[tuple[list[int], bool, bool]] = []
 
     def note(*, env_runner_group: Any, env_runner_indices: Any, is_evaluation: Any, **kw: Any):
@@ -365,17 +381,21 @@ def test_a_killed_runner_that_ray_restarts_is_announced(tmp_path: Path) -> None:
     algo = config.build_algo()
     try:
         algo.train()
-        algo.env_runner_group.foreach_env_runner(_exit_now, local_env_runner=False)
-        deadline = time.monotonic() + 120  # Ray starts the actor's process again first
-        while not seen and time.monotonic() < deadline:
-            time.sleep(1)
-            algo.train()
+        # What the dead process kept since the driver's last take is lost, if it kept
+        # anything: the recording cannot tell, so it marks a gap (test_rllib_gaps.py).
+        with pytest.warns(HookbusWarning, match=r"lost env_runner:1's events from seq \d+ on"):
+            _kill_and_train_until(algo, seen)
         sampled = algo.train()["env_runners"]["num_env_steps_sampled"]
     finally:
         algo.stop()
     assert seen == [([1], False, True)]
     assert sampled == 200  # the restarted runner samples again
-    recreated = [e for e in read_recording(path) if type(e).__name__ == "EnvRunnersRecreated"]
+    events = list(read_recording(path))
+    recreated = [e for e in events if type(e).__name__ == "EnvRunnersRecreated"]
     assert [(e.source, e.env_runner_indices, e.is_evaluation) for e in recreated] == [
         ("algorithm", [1], False)
     ]
+    assert [e.lost_source for e in events if isinstance(e, RecordingGap)] == ["env_runner:1"]
+    # Past the gap, its new process's events check as a restart.
+    summary = check_lifecycle(e for e in events if not isinstance(e, RecordingGap))
+    assert summary.restarts == 1

@@ -100,7 +100,8 @@ def test_every_publisher_passes_the_tables_arguments(small_ppo: PPOConfig, tmp_p
         "on_evaluate_offline_end",
         "on_offline_eval_runners_recreated",
     }
-    published = set(HOOKS) - {"on_env_runners_recreated"} - offline
+    # A recording's gap marker is the RLlib bridge's (a runner lost before its events were taken).
+    published = set(HOOKS) - {"on_env_runners_recreated", "on_recording_gap"} - offline
     assert set(recorder.calls) == published
     for hook in published:
         check(recorder.calls, hook)

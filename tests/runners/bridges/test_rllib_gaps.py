@@ -1,0 +1,115 @@
+"""A remote EnvRunner killed between its sampling and the driver's take: the recording
+says so (a RecordingGap, a HookbusWarning), and check_lifecycle, replay and inspect report it.
+
+The kill is real: ``KillsRunner`` (an RLlib callback RLlib calls before the bridge's, at
+``on_train_result``) sends SIGKILL to runner 2's process after it sampled iteration 2.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookbus.events import BaseEvent, EpisodeStep, RecordingGap, TrainResult
+from hookbus.kernel import (
+    HookbusWarning,
+    LifecycleError,
+    check_lifecycle,
+    read_recording,
+    replay_into,
+)
+from hookbus.runners.bridges import rllib_callbacks
+from tests.runners.bridges.bridge_callbacks import StepCounts
+from tests.runners.bridges.rllib_helpers import ppo_config
+from tests.runners.bridges.rllib_test_callbacks import KillsRunner
+
+pytestmark = pytest.mark.usefixtures("ray_cluster")
+
+LOST = r"lost env_runner:2's events from seq \d+ on \(iteration 2: "
+
+
+class KilledRun:
+    """Three iterations on 2 remote runners; runner 2 dies at iteration 2's result."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        bridge = rllib_callbacks(StepCounts, record=path)
+        algo = ppo_config(2, bridge).callbacks([KillsRunner, bridge]).build_algo()
+        try:
+            self.results = [algo.train()]
+            with warnings.catch_warnings(record=True) as self.warned:
+                warnings.simplefilter("always")
+                self.results += [algo.train(), algo.train()]  # after the kill: it goes on
+        finally:
+            algo.stop()
+        self.events: list[BaseEvent] = list(read_recording(path))
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory: pytest.TempPathFactory) -> KilledRun:
+    return KilledRun(tmp_path_factory.mktemp("gap") / "run.msgpack")
+
+
+def test_the_driver_warns_once_that_the_runners_events_were_lost(killed: KilledRun) -> None:
+    ours = [w for w in killed.warned if issubclass(w.category, HookbusWarning)]
+    assert len(ours) == 1, [str(w.message) for w in ours]
+    assert ours[0].category is HookbusWarning
+    message = str(ours[0].message)
+    assert message.startswith(f"the recording {str(killed.path)!r} lost env_runner:2's events")
+    assert "a RecordingGap event marks the place" in message
+
+
+def test_the_recording_marks_the_gap_where_the_events_are_missing(killed: KilledRun) -> None:
+    events = killed.events
+    (gap,) = [e for e in events if isinstance(e, RecordingGap)]
+    assert (gap.source, gap.lost_source, gap.training_iteration) == ("recorder", "env_runner:2", 2)
+    before = events[: events.index(gap)]
+    seqs = [e.seq for e in before if e.source == "env_runner:2"]
+    assert gap.first_lost_seq == seqs[-1] + 1  # right after the last event it recorded
+    second = next(e for e in events if isinstance(e, TrainResult) and e.training_iteration == 2)
+    assert events.index(gap) < events.index(second)  # noticed at iteration 2's take
+    # Runner 2 sampled iteration 2 (RLlib counted its steps) but none of that is recorded.
+    upto = events[: events.index(second)]
+    steps = Counter(e.source for e in upto if isinstance(e, EpisodeStep))
+    sampled = killed.results[1]["num_env_steps_sampled_lifetime"]
+    assert steps["env_runner:1"] + steps["env_runner:2"] < sampled
+    assert [e.training_iteration for e in events if isinstance(e, TrainResult)] == [1, 2, 3]
+
+
+def test_check_lifecycle_reports_the_gap(killed: KilledRun) -> None:
+    with pytest.raises(LifecycleError, match=LOST + r".*leave RecordingGap events out") as info:
+        check_lifecycle(killed.events)
+    assert isinstance(info.value.event, RecordingGap)
+    # The rest of the stream keeps the contract.
+    check_lifecycle(e for e in killed.events if not isinstance(e, RecordingGap))
+
+
+def test_a_replay_warns_that_it_goes_past_the_gap(killed: KilledRun) -> None:
+    seen: list[Any] = []
+
+    def note(*, event: Any, **kwargs: Any) -> None:
+        seen.append(event)
+
+    with pytest.warns(HookbusWarning, match=LOST + r".*what this replay gives misses those"):
+        replay_into(killed.path, [StepCounts()], on_recording_gap=note)
+    assert [(e.lost_source, e.training_iteration) for e in seen] == [("env_runner:2", 2)]
+
+
+def test_inspect_shows_the_gap(killed: KilledRun) -> None:
+    hookbus = Path(sys.executable).with_name("hookbus")
+    shown = subprocess.run([hookbus, "inspect", killed.path], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    # Counted as every hook is, under the source of its own; --check says what it marks.
+    assert re.search(r"on_recording_gap +1\n", shown.stdout), shown.stdout
+    assert re.search(r"recorder +1\n", shown.stdout), shown.stdout
+    checked = [hookbus, "inspect", "--check", killed.path]
+    refused = subprocess.run(checked, capture_output=True, text=True)
+    assert refused.returncode == 2
+    assert "lost env_runner:2's events" in refused.stderr
