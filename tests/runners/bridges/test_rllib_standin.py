@@ -101,11 +101,13 @@ def replay_and_check(hookbus_replay):
     reported = [e.result["env_runners"] for e in events if isinstance(e, TrainResult)]
     result = hookbus_replay(RECORDING, [EpisodeStats, Starts])
     stats, starts = result.callbacks
-    # RLlib's own count of these episodes (its EpisodesSeen callback), over both iterations.
-    assert result.metrics["episodes_seen"] == sum(r["episodes_seen"] for r in reported)
+    # RLlib's own count of these episodes (its EpisodesSeen callback), iteration by
+    # iteration: a replay follows RLlib's reduce cycle.
+    replayed = [it["env_runners"] for it in result.iterations]
+    assert [it["episodes_seen"] for it in replayed] == [r["episodes_seen"] for r in reported]
     ended = {{e.episode_id for e in events if isinstance(e, EpisodeEnd)}}
     steps = sum(isinstance(e, EpisodeStep) and e.episode_id in ended for e in events)
-    assert result.metrics["steps_seen"] == steps  # whole episodes: no earlier chunks
+    assert sum(it["steps_seen"] for it in replayed) == steps  # whole episodes: no chunks
     assert stats.per_runner == {{1: sum(isinstance(e, EpisodeEnd) for e in events)}}
     expected = [float(r["episode_return_mean"] > 20) for r in reported]
     assert stats.iterations == [(1, expected[0], 1), (2, expected[1], 2)]
