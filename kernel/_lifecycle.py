@@ -4,6 +4,10 @@ the events' packages install (``_rules``: the hooks' are the runners' episode ru
 One pass, per source, over any iterable of events (a recording, a list, what a stream got).
 Rules that relate two hooks presuppose both in the stream (``Violations``), which is known
 only at its end, so the whole stream is read and then the first break that counts raised.
+
+Memory is bounded whatever the stream holds: the check tracks the first ``MAX_SOURCES``
+sources it meets and counts the events of any later one without checking them (the hooks'
+rules bound their episodes likewise, docs/recording.md).
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from ._errors import LifecycleError
 from ._hooks import hook_name
 from ._rules import LifecycleRules, Violations, rules_for
 
-__all__ = ("LifecycleSummary", "check_lifecycle")
+__all__ = ("MAX_SOURCES", "LifecycleSummary", "check_lifecycle")
+
+MAX_SOURCES = 10_000
+"""The most sources a check tracks: a source's numbering (and its rules' state) is kept for
+the first ones met; the events of sources met later are counted (``unchecked_events``)."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,7 @@ class LifecycleSummary:
     events: int
     """Events read."""
     sources: tuple[str, ...]
-    """The sources seen, sorted."""
+    """The sources seen, sorted (those tracked: the first ``MAX_SOURCES``, 10,000)."""
     episodes: int = 0
     """Episodes seen (created or started), over all sources."""
     open_episodes: int = 0
@@ -44,6 +52,14 @@ class LifecycleSummary:
     abandoned_episodes: int = 0
     """Episodes a restart left open (their runner failed mid-episode); among ``episodes``,
     not among ``open_episodes``."""
+    unchecked_events: int = 0
+    """Events of sources met after the first ``MAX_SOURCES`` (10,000): read and counted,
+    never checked. Only a stream of more sources than any run has (a hostile file) has any."""
+    dropped_episodes: int = 0
+    """Episodes the check stopped tracking while they were open, because more were open at
+    once than it tracks (10,000, the least recently active dropped first); among
+    ``episodes``, not among ``open_episodes``. A later event of one is checked as of an
+    episode the check does not know, and its rule says it may have been dropped."""
 
 
 def check_lifecycle(
@@ -66,7 +82,9 @@ def check_lifecycle(
     is checked over the checked events, so publish yours under a source of their own. A
     second ``on_environment_created`` from one source marks a restart of its runner: the
     episodes it left open are counted as ``abandoned_episodes``, and its numbering may
-    start over there.
+    start over there. Memory stays bounded whatever the stream holds: past ``MAX_SOURCES``
+    sources, and past 10,000 episodes open at once, the summary says what was counted and
+    not checked (``unchecked_events``, ``dropped_episodes``).
     """
     if hooks is not None:
         hooks = [hook_name(hook) for hook in hooks]  # a bad name is a ConfigError
@@ -76,11 +94,14 @@ def check_lifecycle(
     violations = Violations()
     next_seq: dict[str, int] = {}  # per source: the seq its next checked event must have
     present: set[type[BaseEvent]] = set()
-    user_events = 0
+    user_events = unchecked = 0
     for event in events:
         own = rules.get(type(event))
         if own is None:  # no rule is about it
             user_events += 1
+        elif event.source not in next_seq and len(next_seq) >= MAX_SOURCES:
+            present.add(type(event))
+            unchecked += 1  # a source past the bound: nothing of it is kept
         else:
             present.add(type(event))
             expected = next_seq.setdefault(event.source, event.seq)
@@ -102,5 +123,6 @@ def check_lifecycle(
         events=violations.index,
         sources=tuple(sorted(next_seq)),
         user_events=user_events,
+        unchecked_events=unchecked,
         **counts,
     )

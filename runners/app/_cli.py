@@ -7,19 +7,17 @@ written) exits with status 2 and one line on stderr; ``--debug`` shows the trace
 from __future__ import annotations
 
 import argparse
-import statistics
+import difflib
 import sys
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from msgspec import UNSET
-
-from hookbus.events import HOOKS, BaseEvent, EpisodeEnd, EpisodeStart, EpisodeStep
+from hookbus.events import event_types
 from hookbus.kernel import (
     HookbusError,
+    LifecycleSummary,
     RecordingError,
     RecordingHeader,
     UnknownEvent,
@@ -32,6 +30,7 @@ from hookbus.metrics import MetricsLogger, results
 
 from ._args import ArgumentError, Parser, UsageError, load_object, not_a_file
 from ._evaluate_cli import add_evaluate_command
+from ._inspect_summary import Summary
 from ._output import print_metrics, printable
 from ._plot_cli import add_plot_command
 from ._settings_cli import add_settings_command
@@ -199,7 +198,7 @@ def _check_filters(args: argparse.Namespace, recorded: set[str], published: int)
 def _inspect(args: argparse.Namespace) -> int:
     header = _read_header(args.file)
     types = [load_object(spec) for spec in args.types]
-    summary = _Summary()
+    summary = Summary(args.episodes)  # bounded memory, whatever the file holds
     error: RecordingError | None = None
     try:
         # Events of types this process has not defined are shown as the data they are.
@@ -208,17 +207,52 @@ def _inspect(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         error = exc
     print(_describe(args.file, header))
-    print(summary.report(args.episodes))
+    print(summary.report())
     if error is not None:
         raise UsageError(f"the file is damaged after the events above: {error}")
     if args.check:  # a LifecycleError exits 2 with its one line, as any HookbusError
+        hooks = _checked_hooks(header)
         events = read_recording(args.file, types=types, unknown="data")
         known = (event for event in events if not isinstance(event, UnknownEvent))
-        checked = check_lifecycle(known, hooks=header.hooks)
+        checked = check_lifecycle(known, hooks=hooks)
         unchecked = checked.user_events + summary.unknown
         yours = f", {unchecked} of your types unchecked" if unchecked else ""
         print(f"lifecycle: ok ({checked.events} events, {checked.episodes} episodes{yours})")
+        for line in _untracked(checked):
+            print(line)
     return 0
+
+
+def _checked_hooks(header: RecordingHeader) -> list[str] | None:
+    """Return the hooks the header says were recorded; one that no type here has is bad
+    input, and the message says the name is the file's."""
+    known = event_types()  # the hooks', and those of the types defined here (--types)
+    for name in header.hooks or ():
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(
+                f"hook {name[:80]!r} named in the file's header is not a known hook{hint}, so "
+                "the events cannot be checked against the hooks the file says it recorded; "
+                "if it is the hook of a type of yours, give the type with --types"
+            )
+    return header.hooks
+
+
+def _untracked(checked: LifecycleSummary) -> list[str]:
+    """Say what the check counted without checking it (a stream past its bounds)."""
+    lines = []
+    if checked.unchecked_events:
+        lines.append(
+            f"  {checked.unchecked_events} events of sources past the first "
+            f"{len(checked.sources):,} were counted, not checked (the check tracks that many)"
+        )
+    if checked.dropped_episodes:
+        lines.append(
+            f"  {checked.dropped_episodes} episodes were dropped by the check while open "
+            "(more were open at once than it tracks)"
+        )
+    return lines
 
 
 def _describe(path: str, header: RecordingHeader) -> str:
@@ -231,6 +265,10 @@ def _describe(path: str, header: RecordingHeader) -> str:
         f"{printable(header.schema)}{current}",
         f"hooks recorded: {hooks}",
     ]
+    unknown = [h for h in header.hooks or () if h not in event_types()]
+    if unknown:
+        names = ", ".join(printable(repr(h[:80])) for h in unknown[:5])
+        lines.append(f"  named in the header but not known hooks here: {names}")
     if header.event_types:
         names = ", ".join(map(printable, header.event_types.values()))
         lines.append(f"event types of yours: {names}")
@@ -246,125 +284,6 @@ def _read_header(path: str) -> RecordingHeader:
         return read_recording_header(path)
     except OSError as exc:
         raise UsageError(f"cannot read {path!r}: {exc.strerror}") from exc
-
-
-_UNKNOWN_LISTED = 10  # events of unknown types shown in full by inspect
-
-
-class _Summary:
-    """Counts per hook and per source, and each episode's length, return and ending.
-
-    Events of types this process has not defined (UnknownEvents) count by tag, and the
-    first few are listed with their fields. Every string from the file is escaped when the
-    report is made, not when counted: counting stays cheap.
-    """
-
-    def __init__(self) -> None:
-        self.by_hook: Counter[str] = Counter()
-        self.by_source: Counter[str] = Counter()
-        self.by_type: Counter[type] = Counter()  # events of the user's own types
-        self.by_tag: Counter[str] = Counter()  # events of types not defined here
-        self.tag_names: dict[str, str | None] = {}  # tag -> the header's name for its type
-        self.unknown = 0
-        self.first_unknown: list[UnknownEvent] = []
-        self.open: dict[str, list[Any]] = {}
-        self.done: list[tuple[str, str, int, float, str]] = []
-
-    def add(self, event: BaseEvent | UnknownEvent) -> None:
-        self.by_source[event.source] += 1
-        if isinstance(event, UnknownEvent):
-            self._add_unknown(event)
-            return
-        self.by_hook[event.hook] += 1
-        if event.hook not in HOOKS:
-            self.by_type[type(event)] += 1
-        if isinstance(event, EpisodeStart):
-            self.open[event.episode_id] = [0, 0.0]
-        elif isinstance(event, EpisodeStep):  # every step, the one that ends it included
-            tally = self.open.setdefault(event.episode_id, [0, 0.0])
-            tally[0] += 1
-            if event.agents is None:
-                tally[1] += event.reward
-            else:  # a multi-agent step: its agents' rewards
-                tally[1] += sum(a.reward for a in event.agents if a.reward is not UNSET)
-        elif isinstance(event, EpisodeEnd):
-            tally = self.open.pop(event.episode_id, [0, 0.0])
-            ending = "terminated" if event.terminated else "truncated"
-            self.done.append((event.episode_id, event.source, tally[0], tally[1], ending))
-
-    def _add_unknown(self, event: UnknownEvent) -> None:
-        self.unknown += 1
-        self.by_tag[event.tag] += 1
-        self.tag_names.setdefault(event.tag, event.type_name)
-        if len(self.first_unknown) < _UNKNOWN_LISTED:
-            self.first_unknown.append(event)
-
-    def report(self, list_episodes: int) -> str:
-        lines = [f"{sum(self.by_hook.values()) + self.unknown} events"]
-        lines += [f"  {printable(hook):<28} {n:>9}" for hook, n in self.by_hook.items()]
-        lines += [f"  {_tag_label(tag):<28} {n:>9}" for tag, n in self.by_tag.items()]
-        lines.append("by source:")
-        lines += [
-            f"  {printable(source):<28} {n:>9}" for source, n in sorted(self.by_source.items())
-        ]
-        if self.by_type or self.by_tag:
-            lines.append("your event types:")
-            lines += self._type_lines()
-        if self.first_unknown:
-            lines += self._unknown_lines()
-        lines += self._episode_lines(list_episodes)
-        return "\n".join(lines)
-
-    def _type_lines(self) -> list[str]:
-        lines = []
-        for cls, n in self.by_type.items():
-            tag = cls.__struct_config__.tag  # type: ignore[attr-defined]
-            name = printable(f"{cls.__name__} ({tag})")
-            where = printable(f"{cls.__module__}:{cls.__qualname__}")
-            lines.append(f"  {name:<28} {n:>9}  {where}")
-        for tag, n in self.by_tag.items():
-            listed = self.tag_names[tag]
-            where = "not in the header" if listed is None else printable(listed)
-            name = f"not defined ({printable(tag)})"
-            lines.append(f"  {name:<28} {n:>9}  {where}, read as plain data (--types gives it)")
-        return lines
-
-    def _unknown_lines(self) -> list[str]:
-        lines = [f"events of types not defined here (the first {len(self.first_unknown)}):"]
-        for event in self.first_unknown:
-            fields = printable(repr(event.fields))
-            fields = fields if len(fields) <= 100 else fields[:97] + "..."
-            lines.append(
-                f"  {printable(event.tag)}  source {printable(event.source)}  seq {event.seq}"
-                f"  {fields}"
-            )
-        if self.unknown > len(self.first_unknown):
-            lines.append(f"  ... {self.unknown - len(self.first_unknown)} more")
-        return lines
-
-    def _episode_lines(self, list_episodes: int) -> list[str]:
-        lengths = [d[2] for d in self.done]
-        returns = [d[3] for d in self.done]
-        lines = [f"episodes: {len(self.done)} finished, {len(self.open)} unfinished"]
-        if self.done:
-            lines.append(
-                f"  return mean {statistics.fmean(returns):.2f} (min {min(returns):g}, "
-                f"max {max(returns):g}); length mean {statistics.fmean(lengths):.1f} "
-                f"(min {min(lengths)}, max {max(lengths)})"
-            )
-            for episode_id, source, length, ret, ending in self.done[:list_episodes]:
-                lines.append(
-                    f"  {printable(episode_id[:12])}  {printable(source):<16} len {length:>5}  "
-                    f"return {ret:>9.2f}  {ending}"
-                )
-            if len(self.done) > list_episodes > 0:
-                lines.append(f"  ... {len(self.done) - list_episodes} more")
-        return lines
-
-
-def _tag_label(tag: str) -> str:
-    """Name a hook whose type is not defined here by its events' tag: the hook is unknown."""
-    return f"? (tag {printable(tag)})"
 
 
 def _version() -> str:

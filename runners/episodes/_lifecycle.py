@@ -10,7 +10,7 @@ the hooks it presupposes (``Violations.flag``) and counts only if all of them oc
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hookbus.events import (
@@ -30,6 +30,7 @@ from hookbus.events import (
 from hookbus.kernel import Violations
 
 from ._lifecycle_agents import agents_refused
+from ._lifecycle_book import EpisodeBook, Key, TrackedEpisode
 from ._multi_agent_episode import MultiAgentEpisode
 
 __all__ = ("HookRules",)
@@ -41,22 +42,9 @@ ALGORITHM = "algorithm"
 _CREATED, _STARTED, _ENDED, _POSTPROCESSED = range(4)
 
 
-@dataclass
-class _Episode:
-    stage: int
-    last: BaseEvent
-    index: int
-    steps: int = 0
-    final_step: EpisodeStep | None = None  # the step that said terminated or truncated
-    # A multi-agent episode, rebuilt from its events' agents to check them (from its start
-    # to its end, or to its first inconsistent step); None for single-agent episodes.
-    multi: MultiAgentEpisode | None = None
-    agents: bool = False  # whether its on_episode_start had agents
-
-
-@dataclass
+@dataclass(slots=True)
 class _Source:
-    episodes: dict[str, _Episode] = field(default_factory=dict)
+    # Its episodes are in the check's EpisodeBook, which bounds them over all sources.
     steps_since_sample: int = 0
     next_iteration: int | None = None
     open_update: LearnerUpdateStart | None = None  # a learner update started, not ended
@@ -71,6 +59,7 @@ class HookRules:
         self.restart_count = 0
         self.abandoned = 0
         self.violations = Violations()
+        self.book = EpisodeBook()
 
     def flag(self, event: BaseEvent, rule: str, *needs: type[BaseEvent]) -> None:
         self.violations.flag(event, rule, *needs)
@@ -97,26 +86,26 @@ class HookRules:
         if type(event) is not EnvironmentCreated or source is None:
             return False
         self.restart_count += 1
-        for episode_id, episode in list(source.episodes.items()):
-            if episode.stage < _ENDED:
-                del source.episodes[episode_id]
-                self.abandoned += 1
+        self.abandoned += self.book.abandon(event.source)
         source.steps_since_sample = 0
         return True
 
     # --- episodes ---------------------------------------------------------------------------
 
     def created(self, source: _Source, event: EpisodeCreated) -> None:
-        if event.episode_id in source.episodes:
+        key = (event.source, event.episode_id)
+        if key in self.book:
             self.flag(event, "on_episode_created for an episode the source already has")
             return
-        source.episodes[event.episode_id] = _Episode(_CREATED, event, self.index)
+        self.book.add(key, TrackedEpisode(_CREATED, event, self.index))
 
     def started(self, source: _Source, event: EpisodeStart) -> None:
-        episode = self.episode(source, event)
+        episode = self.episode(event)
         if episode is None:
-            self.flag(event, "on_episode_start before on_episode_created", EpisodeCreated)
-            episode = source.episodes[event.episode_id] = _Episode(_STARTED, event, self.index)
+            rule = "on_episode_start before on_episode_created" + self.book.unknown_hint()
+            self.flag(event, rule, EpisodeCreated)
+            episode = TrackedEpisode(_STARTED, event, self.index)
+            self.book.add((event.source, event.episode_id), episode)
         elif episode.stage != _CREATED:
             self.flag(event, "on_episode_start twice, or after on_episode_end")
             return
@@ -128,31 +117,31 @@ class HookRules:
 
     def stepped(self, source: _Source, event: EpisodeStep) -> None:
         source.steps_since_sample += 1
-        episode = self.episode(source, event)
+        episode = self.episode(event)
         if episode is None or episode.stage == _CREATED:
-            self.flag(event, "on_episode_step before on_episode_start", EpisodeStart)
+            rule = "on_episode_step before on_episode_start"
+            self.flag(event, rule + self.hint(episode), EpisodeStart)
         elif episode.stage >= _ENDED:
             self.flag(event, "on_episode_step after on_episode_end")
-        elif episode.final_step is not None:
+        elif episode.final is not None:
             self.flag(event, "on_episode_step after the step that terminated or truncated")
         else:
-            episode.steps += 1
             if event.terminated or event.truncated:
-                episode.final_step = event
+                episode.final = (event.terminated, event.truncated)
             if episode.multi is not None:
                 self.multi_agent_step(episode, event)
             elif event.agents is not None and episode.stage == _STARTED and not episode.agents:
                 rule = "on_episode_step with agents in an episode started without them"
                 self.flag(event, rule, EpisodeStart)
 
-    def multi_agent_step(self, episode: _Episode, event: EpisodeStep) -> None:
+    def multi_agent_step(self, episode: TrackedEpisode, event: EpisodeStep) -> None:
         if event.agents is None:
             self.flag(event, "on_episode_step without agents in a multi-agent episode")
             episode.multi = None
         else:
             self.check_agents(episode, event)
 
-    def check_agents(self, episode: _Episode, event: EpisodeStart | EpisodeStep) -> None:
+    def check_agents(self, episode: TrackedEpisode, event: EpisodeStart | EpisodeStep) -> None:
         assert episode.multi is not None  # the callers tested it
         rule = agents_refused(episode.multi, event)
         if rule is not None:
@@ -160,16 +149,18 @@ class HookRules:
             episode.multi = None  # checked up to here; its later steps are not
 
     def ended(self, source: _Source, event: EpisodeEnd) -> None:
-        episode = self.episode(source, event)
+        episode = self.episode(event)
         if episode is None or episode.stage == _CREATED:
-            self.flag(event, "on_episode_end before on_episode_start", EpisodeStart)
+            rule = "on_episode_end before on_episode_start"
+            self.flag(event, rule + self.hint(episode), EpisodeStart)
             return
         if episode.stage >= _ENDED:
             self.flag(event, "on_episode_end twice")
             return
         episode.stage = _ENDED
         episode.multi = None  # its steps are checked; the memory goes
-        last = episode.final_step
+        self.book.end((event.source, event.episode_id))
+        last = episode.final
         if event.ended_early:  # a handler ended it: its last step was not final
             if last is not None or not event.truncated or event.terminated:
                 rule = "on_episode_end ended_early must follow a non-final step, truncated"
@@ -177,24 +168,30 @@ class HookRules:
         elif last is None:
             rule = "on_episode_end without a final on_episode_step (terminated or truncated)"
             self.flag(event, rule, EpisodeStep)
-        elif (last.terminated, last.truncated) != (event.terminated, event.truncated):
+        elif last != (event.terminated, event.truncated):
             rule = "on_episode_end's terminated/truncated differ from its last step's"
             self.flag(event, rule, EpisodeStep)
 
     def postprocessed(self, source: _Source, event: PostprocessTrajectory) -> None:
-        episode = self.episode(source, event)
+        episode = self.episode(event)
         if episode is None or episode.stage < _ENDED:
-            self.flag(event, "on_postprocess_trajectory before on_episode_end", EpisodeEnd)
+            rule = "on_postprocess_trajectory before on_episode_end"
+            self.flag(event, rule + self.hint(episode), EpisodeEnd)
         elif episode.stage == _POSTPROCESSED:
             self.flag(event, "on_postprocess_trajectory twice")
         else:
             episode.stage = _POSTPROCESSED
 
-    def episode(self, source: _Source, event: BaseEvent) -> _Episode | None:
-        episode = source.episodes.get(event.episode_id)  # type: ignore[attr-defined]
+    def episode(self, event: Any) -> TrackedEpisode | None:
+        """Return the tracked episode ``event`` (an episode's) is of, noting it as its last."""
+        episode = self.book.get((event.source, event.episode_id))
         if episode is not None:
-            episode.last, episode.index = event, self.index
+            episode.saw(event, self.index)
         return episode
+
+    def hint(self, episode: TrackedEpisode | None) -> str:
+        """Return why an episode may be unknown besides a broken rule, if it is unknown."""
+        return self.book.unknown_hint() if episode is None else ""
 
     # --- samples and results ----------------------------------------------------------------
 
@@ -203,10 +200,10 @@ class HookRules:
         if event.num_env_steps != steps:
             rule = f"num_env_steps={event.num_env_steps} but the call published {steps} steps"
             self.flag(event, rule, EpisodeStep)
-        unknown = [i for i in event.episode_ids if i not in source.episodes]
+        unknown = [i for i in event.episode_ids if (event.source, i) not in self.book]
         if unknown:
             rule = f"on_sample_end lists episode {unknown[0]!r}, never created by this source"
-            self.flag(event, rule, EpisodeCreated)
+            self.flag(event, rule + self.book.unknown_hint(), EpisodeCreated)
 
     def trained(self, source: _Source, event: TrainResult) -> None:
         if event.source != ALGORITHM:
@@ -242,17 +239,22 @@ class HookRules:
 
     def finish(self, violations: Violations, allow_open: bool) -> dict[str, int]:
         """Flag episodes left open (unless ``allow_open``); return the summary's counts."""
-        episodes = [e for s in self.sources.values() for e in s.episodes.values()]
+        book = self.book
         if not allow_open:
-            for episode in episodes:
-                if episode.stage < _ENDED:
-                    rule = "episode still open at the end"
-                    violations.flag(episode.last, rule, at=episode.index)
+            opened: list[tuple[Key, TrackedEpisode]] = list(book.open.items())
+            if book.first_dropped is not None:  # the earliest active of those dropped
+                opened.append(book.first_dropped)
+            for key, episode in opened:
+                rule = "episode still open at the end"
+                if key not in book.open:
+                    rule += " (dropped by the check, more open at once than it tracks)"
+                violations.flag(episode.last_event(key), rule, at=episode.index)
         return {
-            "episodes": len(episodes) + self.abandoned,
-            "open_episodes": sum(e.stage < _ENDED for e in episodes),
+            "episodes": book.seen,
+            "open_episodes": len(book.open),
             "restarts": self.restart_count,
             "abandoned_episodes": self.abandoned,
+            "dropped_episodes": book.dropped,
         }
 
 

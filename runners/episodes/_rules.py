@@ -6,13 +6,17 @@ no hook's meaning, and learns it here the way it learns a package's own event ty
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hookbus.events import HOOKS, BaseEvent
 from hookbus.kernel import ReplaySettings
 from hookbus.metrics import MetricsLogger
 
-from ._lifecycle import HookRules
 from ._replay import HookReplay
 from ._replay_cycles import cycle_for
+
+if TYPE_CHECKING:
+    from ._lifecycle import HookRules
 
 __all__ = ("RULES", "EpisodeRules")
 
@@ -33,7 +37,10 @@ class EpisodeRules:
         return HookReplay(metrics_logger, max_open, cycle_for(metrics_logger, settings))
 
     def lifecycle_rules(self) -> HookRules:
-        """Return a lifecycle check's state."""
+        """Return a lifecycle check's state (its modules load at the first check: a bridge
+        or a replay never needs them)."""
+        from ._lifecycle import HookRules
+
         return HookRules()
 
 
