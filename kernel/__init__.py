@@ -19,6 +19,7 @@ from ._errors import (
     HookbusWarning as HookbusWarning,
     LifecycleError as LifecycleError,
     RecordingError as RecordingError,
+    WrongThreadError as WrongThreadError,
 )
 from ._format import (
     MAX_DEPTH as MAX_DEPTH,
@@ -86,6 +87,7 @@ __all__ = (
     "ServiceRegistry",
     "UnknownEvent",
     "Violations",
+    "WrongThreadError",
     "available_plugins",
     "check_callbacks",
     "check_lifecycle",

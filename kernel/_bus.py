@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from threading import get_ident
 from types import TracebackType
 from typing import Any
 
@@ -28,6 +30,7 @@ from ._plugins import load_plugins
 from ._services import ServiceRegistry
 from ._stats import BusStatistics, Timings, check_seconds
 from ._stream import EventStream
+from ._threads import LoopHome
 
 __all__ = ("Bus", "BusStatistics", "Dispatcher")
 
@@ -70,6 +73,7 @@ class Bus:
         )
         self._dispatchers = self._chains.dispatchers
         self._closed = False
+        self._home = LoopHome()  # the thread whose event loop the bus runs in (_threads)
         self._streams: list[EventStream] = []
         self._retained = Retained(self._chains)
         self._tasks: TaskGroup | None = None  # consume()'s, while inside ``async with``
@@ -226,8 +230,12 @@ class Bus:
 
         Returns once every handler has finished, in order: the handlers' combined Control
         for a hook that accepts one (docs/control.md), else None. A live argument the hook
-        does not have is a TypeError; one left out reaches handlers as None.
+        does not have is a TypeError; one left out reaches handlers as None. From a thread
+        other than the loop's, a WrongThreadError naming ``publish_threadsafe``; on a
+        closed bus, a BusClosedError, and nothing runs.
         """
+        if get_ident() != self._home.ident:  # the one thread check (docs/embedding.md)
+            self._home.adopt("Bus.publish()")
         try:
             dispatcher = self._dispatchers[type(event)]
         except KeyError:  # an event type of yours, first met here: nobody subscribed yet
@@ -247,6 +255,8 @@ class Bus:
         the observers (``observer = True`` classes, ``subscribe()`` handlers and streams)
         see them through this, in order per source.
         """
+        if get_ident() != self._home.ident:
+            self._home.adopt("Bus.forward()")
         try:
             dispatcher = self._dispatchers[type(event)]
         except KeyError:
@@ -258,6 +268,20 @@ class Bus:
             await call(event, **live)
         else:
             call(event, **live)
+
+    def publish_threadsafe(self, event: BaseEvent, /, **live: Any) -> Control | None:
+        """Publish ``event`` from another thread: run ``publish()`` in the bus's loop, wait.
+
+        The way in from any thread but the bus's own (a ``threading.Thread``, an
+        ``anyio.to_thread`` worker): the publish runs as a task of the bus's event loop,
+        one of its publishes like any other, so a sync chain never overlaps another.
+        Returns what ``publish()`` returns and raises what it raises; WrongThreadError on
+        the loop's own thread (await ``publish()`` there), BusClosedError once closed.
+        """
+        if self._closed:
+            raise BusClosedError(f"cannot publish {type(event).__name__}: the bus is closed")
+        call = functools.partial(self.publish, event, **live)
+        return self._home.run(call, "Bus.publish_threadsafe()")
 
     def observed_hooks(self) -> frozenset[str]:
         """Return the hooks that have at least one observer (what workers must forward)."""
@@ -298,6 +322,10 @@ class Bus:
     def close(self) -> None:
         """End every stream, close every class handler (``close()``), refuse later publishes.
 
+        Every later publish (``publish``, ``forward``, a Publisher's, a held dispatcher's
+        ``call``) raises BusClosedError and runs nothing: the dispatchers are swapped for
+        one that refuses, and stay so. A publish in flight (awaiting an async handler)
+        goes on with its chain; reaching a stream that ended, it raises BusClosedError.
         Idempotent. Every callback is closed even if one raises; the first error is re-raised.
         """
         if self._closed:
@@ -321,6 +349,7 @@ class Bus:
             raise first_error
 
     async def __aenter__(self) -> Bus:
+        self._home.enter()  # this loop's thread is the bus's (WrongThreadError if taken)
         # A task group for consume()'s consumers: they end when the block's end closes us.
         tasks = anyio.create_task_group()
         await tasks.__aenter__()

@@ -14,12 +14,22 @@ __all__ = (
     "HookbusWarning",
     "LifecycleError",
     "RecordingError",
+    "WrongThreadError",
     "user_stacklevel",
 )
 
 
 class BusClosedError(HookbusError, RuntimeError):
     """Raise when something is published to, or subscribed on, a bus that was closed."""
+
+
+class WrongThreadError(HookbusError, RuntimeError):
+    """Raise when a bus is published to from a thread whose event loop it does not run in.
+
+    Also when a thread-safe entry (``publish_threadsafe``) is called where it cannot work:
+    on the bus's own loop thread (waiting there would deadlock), or before the bus has an
+    event loop to run the publish in. The message names the thread-safe way.
+    """
 
 
 class RecordingError(HookbusError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Collection, Mapping
+from threading import get_ident
 from typing import Any
 
 import anyio
@@ -13,6 +14,7 @@ from hookbus.events import HOOKS, BaseEvent
 
 from ._bus import Bus, Dispatcher
 from ._control import Control, merge
+from ._threads import ThreadLock
 
 __all__ = ("Publisher",)
 
@@ -37,8 +39,10 @@ class Publisher:
         "_dispatchers",
         "_fixed",
         "_fixed_all",
+        "_home",
         "_offload",
         "_requests",
+        "_serial",
         "bus",
         "seq",
         "source",
@@ -54,6 +58,8 @@ class Publisher:
     ) -> None:
         self.bus = bus
         self.source = source
+        self._home = bus._home  # the thread the bus belongs to (``_threads``)
+        self._serial = ThreadLock()  # publish_threadsafe calls, one at a time
         self.seq = 0
         """The ``seq`` the next event gets."""
         self._offload = frozenset(offload_sync)
@@ -89,8 +95,12 @@ class Publisher:
 
         ``live`` are the hook's live arguments besides the fixed ones, by name (a name the
         hook does not take is a TypeError). Returns the event, or None if nobody listens
-        (then nothing is built and no ``seq`` is used).
+        (then nothing is built and no ``seq`` is used). Only from the thread of the bus's
+        event loop (else a WrongThreadError naming ``publish_threadsafe``, and no ``seq``
+        is used); on a closed bus, a BusClosedError.
         """
+        if get_ident() != self._home.ident:  # before seq is touched: the one thread check
+            self._home.adopt("Publisher.publish()")
         try:
             dispatcher = self._dispatchers[event_type]
         except KeyError:
@@ -107,6 +117,23 @@ class Publisher:
             arguments = {**arguments, **live}
         await self.run(dispatcher, event, arguments)
         return event
+
+    def publish_threadsafe(
+        self, event_type: type[BaseEvent], live: Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> BaseEvent | None:
+        """Publish from another thread: run ``publish()`` in the bus's event loop and wait.
+
+        The way in from any thread but the bus's own (``Bus.publish_threadsafe`` says
+        more). Calls from several threads run one at a time (each chain finishes before
+        the next call's starts), so their events reach every handler in ``seq`` order;
+        ``seq`` stays gap-free with the loop's own publishes mixed in. Returns what
+        ``publish()`` returns and raises what it raises. A handler must not call it on
+        the publisher whose chain runs that handler (in a worker thread,
+        ``offload_sync``): it would wait for itself.
+        """
+        call = functools.partial(self.publish, event_type, live, **fields)
+        with self._serial:
+            return self._home.run(call, "Publisher.publish_threadsafe()")
 
     async def run(
         self, dispatcher: Dispatcher, event: BaseEvent, arguments: Mapping[str, Any]
