@@ -18,6 +18,7 @@ from hookbus.events import BaseEvent
 from hookbus.metrics import MetricsLogger, results
 
 from ._bus import Bus
+from ._errors import ConfigError
 from ._replay import Kept, replay_and_keep
 
 __all__ = ("ReplayResult", "replay_into")
@@ -66,11 +67,17 @@ def replay_into(
     of the recording's producer (``merge="framework"``) or one logger for every event
     (``merge="pooled"``: the true mean over every value); ``producer`` names it for an
     iterable ``source`` or an older file (``replay``).
+    Another ``backend``, or "trio" without trio installed, is a ConfigError saying so.
     """
+    if backend not in ("asyncio", "trio"):
+        raise ConfigError(f"replay_into() runs on backend 'asyncio' or 'trio', not {backend!r}")
     bus = Bus(callbacks, **bus_options)
     kept: list[Kept] = []
+    started = False  # whether anyio got as far as running the replay
 
     async def run() -> int:
+        nonlocal started
+        started = True
         found = await replay_and_keep(
             source,
             bus=bus,
@@ -86,6 +93,15 @@ def replay_into(
 
     try:
         count = anyio.run(run, backend=backend)
+    except LookupError as exc:
+        if started:  # a callback's own KeyError, say
+            raise
+        # anyio could not load the event loop (trio missing): its message names anyio's
+        # extra; hookbus's is the one to install.
+        raise ConfigError(
+            f"replay_into(backend={backend!r}) needs {backend}, which cannot be imported: "
+            f'pip install "hookbus[trio]"'
+        ) from exc
     finally:
         bus.close()
     return _result(count, kept[0], bus.callbacks)
