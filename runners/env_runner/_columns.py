@@ -195,7 +195,8 @@ class ColumnarLoop:
         """Visit, in sub-env order, the sub-envs that start or end an episode at step ``t``
         (the budget is not met in this step: nothing to drop)."""
         episodes, stepper = self.sampling.episodes, self._stepper
-        on_started = self.sampling.lifecycle.on_started
+        hooks = self.sampling.hooks
+        on_started = hooks.on_started
         order = sorted(self._starting.union(ends.tolist())) if self._starting else ends.tolist()
         for i in order:
             episode = episodes[i]
@@ -204,7 +205,7 @@ class ColumnarLoop:
             if stepper.resetting[i]:  # the flags matter only to a sub-env playing one out
                 ended = stepper.draining[i] and bool(terminateds[i] or truncateds[i])
                 if self._start(i, t, episode, ended) and on_started.call is not None:
-                    await self.sampling.lifecycle.started(episode)
+                    await hooks.astarted(episode)
             else:
                 await self._end(i, t, episode, bool(terminateds[i]), bool(truncateds[i]))
 
@@ -226,9 +227,9 @@ class ColumnarLoop:
         if episode is None:  # an idle sub-env
             return 0
         if self._stepper.resetting[i]:
-            lifecycle = self.sampling.lifecycle
-            if self._start(i, t, episode, terminated or truncated) and lifecycle.on_started.call:
-                await lifecycle.started(episode)
+            hooks = self.sampling.hooks
+            if self._start(i, t, episode, terminated or truncated) and hooks.on_started.call:
+                await hooks.astarted(episode)
             return 0
         # The episode up to date before the budget may drop it.
         self._columns.flush(episode, i, self._since[i], t)

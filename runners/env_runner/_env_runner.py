@@ -16,8 +16,7 @@ from hookbus.metrics import MetricsLogger
 from .._loop import LoopThread, blocking
 from ..config import DEFAULT_MODULE_ID
 from ..envs import EnvContext, EnvToModule, env_name, foreach_sub_env
-from ..episodes import Episode
-from ._lifecycle import EpisodeLifecycle
+from ..episodes import Episode, EpisodePublisher
 from ._requests import SampleRequest, SampleSummary
 from ._sampling import Sampling, Steps, StepsFactory
 from ._steps import VectorEnvSteps
@@ -49,7 +48,7 @@ class EnvRunner:
 
     How it steps its env is its ``steps_class``'s (``_steps.Steps``: a gymnasium vector env
     here, multi-agent envs in ``MultiAgentEnvRunner``); what a step leads to, every hook
-    included, is the same for both (``_steps.Sampling``, ``EpisodeLifecycle``).
+    included, is the same for both (``_sampling.Sampling``, ``episodes.EpisodePublisher``).
     """
 
     steps_class: ClassVar[StepsFactory] = VectorEnvSteps
@@ -103,8 +102,15 @@ class EnvRunner:
         self._publisher = Publisher(
             bus, self.source, env_runner=self, metrics_logger=self.metrics, env=self.env
         )
-        self._lifecycle = EpisodeLifecycle(self._publisher, self)
-        self._sampling = Sampling(self, self._steps, self._lifecycle, self._publisher, self._rng)
+        # Every episode hook and the env's creation; it reads self.module at each publish.
+        self._hooks = EpisodePublisher(
+            self._publisher,
+            env=self.env,
+            metrics_logger=self.metrics,
+            env_runner=self,
+            module_from=self,
+        )
+        self._sampling = Sampling(self, self._steps, self._hooks, self._rng)
 
     # --- sampling ---------------------------------------------------------------------------
 
@@ -271,12 +277,18 @@ class EnvRunner:
         # Seed the first reset only: later (forced) resets go on from the envs' own RNGs, so
         # evaluation rounds do not replay the same initial states.
         seed, self._reset_seed = self._reset_seed, None
-        self._episodes = await self._steps.reset(self._lifecycle, count, seed)
+        self._episodes = await self._steps.reset(self._hooks, count, seed)
         self._needs_reset = False
 
     async def _announce(self) -> None:
         self._announced = True
-        await self._lifecycle.announce()
+        await self._hooks.aenvironment_created(
+            self.env_context,
+            env_id=env_name(self.config.env),
+            num_envs=self.num_envs,
+            worker_index=self.worker_index,
+            in_evaluation=self.config.in_evaluation,
+        )
 
     # --- the rest of the runner's API -------------------------------------------------------
 
@@ -422,7 +434,8 @@ class EnvRunner:
         self.env = self._steps.env
         self.num_envs = self.env.num_envs
         self._publisher.set_fixed(env=self.env)
-        self._sampling = Sampling(self, self._steps, self._lifecycle, self._publisher, self._rng)
+        self._hooks.env = self.env
+        self._sampling = Sampling(self, self._steps, self._hooks, self._rng)
         self._sampling.timestep = timestep
         self._drop_ongoing()
         self._announced = False

@@ -25,9 +25,15 @@ from ..envs import (
     remake_failed,
     vectorize_mode,
 )
-from ..episodes import ALL_AGENTS, Episode, MultiAgentEpisode, reset_agents, step_agents
+from ..episodes import (
+    ALL_AGENTS,
+    Episode,
+    EpisodePublisher,
+    MultiAgentEpisode,
+    reset_agents,
+    step_agents,
+)
 from ._env_runner import INPUT_ENV_SINGLE_SPACES, INPUT_ENV_SPACES, EnvRunner
-from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling
 
 if TYPE_CHECKING:
@@ -174,25 +180,23 @@ class MultiAgentSteps:
         }
         self.resetting: list[bool] = []  # always False: sub-envs reset as episodes end
 
-    async def reset(self, lifecycle: EpisodeLifecycle, count: int, seed: int | None) -> list[Any]:
+    async def reset(self, hooks: EpisodePublisher, count: int, seed: int | None) -> list[Any]:
         """Start an episode in each of the first ``count`` sub-envs, one after the other."""
         self.resetting = [False] * self.env.num_envs
         episodes: list[Any] = [None] * self.env.num_envs
         for i in range(count):
-            episodes[i] = await self._start(i, lifecycle, None if seed is None else seed + i)
+            episodes[i] = await self._start(i, hooks, None if seed is None else seed + i)
         return episodes
 
     async def _start(
-        self, i: int, lifecycle: EpisodeLifecycle, seed: int | None = None
+        self, i: int, hooks: EpisodePublisher, seed: int | None = None
     ) -> MultiAgentEpisode:
         """Create an episode (publishing on_episode_created), reset sub-env ``i``, start it."""
         episode = MultiAgentEpisode(env_index=i, agent_to_module_mapping_fn=self._mapping)
-        await lifecycle.created(episode)
+        await hooks.acreated(episode)
         observations, infos = self.env.reset(i, seed)
         episode.add_env_reset(observations, infos)
-        await lifecycle.started(
-            episode, lambda: {"agents": reset_agents(episode, observations, infos)}
-        )
+        await hooks.astarted(episode, lambda: reset_agents(episode, observations, infos))
         return episode
 
     def _act(self, sampling: Sampling) -> list[dict[Any, Any]]:
@@ -233,7 +237,7 @@ class MultiAgentSteps:
     async def run(self, sampling: Sampling) -> int:
         """Step the sub-envs one by one until the budget is met; return the env steps."""
         env, episodes, done = self.env, sampling.episodes, sampling.done
-        on_step, exact = sampling.on_step, sampling.exact
+        on_step, exact, publish_step = sampling.on_step, sampling.exact, sampling.hooks.step
         steps, timestep_before = 0, sampling.timestep
         while steps < sampling.max_steps and len(done) < sampling.max_episodes:
             actions = self._act(sampling)
@@ -254,7 +258,7 @@ class MultiAgentSteps:
                         episode, obs, actions[i], rewards, terminateds, truncateds, infos
                     )
                     # The single-agent fields keep their defaults.
-                    control = sampling.publish_step(episode, None, _NO_REWARD, None, {}, agents)
+                    control = publish_step(episode, None, _NO_REWARD, None, {}, agents)
                     if on_step.is_async:
                         control = await control
                     if control is not None:
@@ -283,9 +287,9 @@ class MultiAgentSteps:
     def end_early(self, i: int) -> None:
         """Nothing to do: ``restart()`` resets the sub-env at once."""
 
-    async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> MultiAgentEpisode:
+    async def restart(self, i: int, hooks: EpisodePublisher) -> MultiAgentEpisode:
         """Create, reset and start sub-env ``i``'s next episode."""
-        return await self._start(i, lifecycle)
+        return await self._start(i, hooks)
 
 
 def _rows(

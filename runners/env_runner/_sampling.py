@@ -4,9 +4,9 @@ the ``Steps`` strategy Protocol the loops implement.
 An EnvRunner samples through its ``Steps`` strategy (``VectorEnvSteps`` for gymnasium
 vector envs, ``MultiAgentSteps`` beside ``MultiAgentEnvRunner``). Everything a recorded step
 may lead to is ``Sampling``'s, the same for every loop: the budget (exact sampling's drops),
-the one place that builds and publishes ``on_episode_step`` (``publish_step``), a handler's
-``Control``, and an episode's end (``end``: the episode's hooks through
-``EpisodeLifecycle``, then the sub-env's next episode).
+a handler's ``Control``, and an episode's end (``end``: the episode's hooks, then the
+sub-env's next episode). Every hook is published through the runner's
+``episodes.EpisodePublisher`` (``hooks``): the loops call its ``step()`` per step.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from hookbus.events import AgentData, EpisodeStep
-from hookbus.kernel import Control, Dispatcher, Publisher
+from hookbus.kernel import Control, Dispatcher
 
 from ..envs import EnvContext
-from ._lifecycle import EpisodeLifecycle
+from ..episodes import EpisodePublisher
 from ._requests import SampleRequest
 
 if TYPE_CHECKING:
@@ -43,7 +42,7 @@ class Steps(Protocol):
     resetting: list[bool]
     """Per sub-env: whether its next step only resets it (its new episode starts then)."""
 
-    async def reset(self, lifecycle: EpisodeLifecycle, count: int, seed: int | None) -> list[Any]:
+    async def reset(self, hooks: EpisodePublisher, count: int, seed: int | None) -> list[Any]:
         """Reset the env; return a started episode for each of the first ``count`` sub-envs
         (the others None: idle)."""
         ...
@@ -58,7 +57,7 @@ class Steps(Protocol):
         """Make sub-env ``i`` start anew: a handler ended its episode (``end_episode``)."""
         ...
 
-    async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> Any:
+    async def restart(self, i: int, hooks: EpisodePublisher) -> Any:
         """Return sub-env ``i``'s next episode (its last one ended), created and, if the
         env resets at once, started."""
         ...
@@ -80,11 +79,10 @@ class Sampling:
     sampling) the budget is met exactly: no episode starts beyond ``max_episodes``, and the
     episodes the budget cuts short go to ``dropped``. ``rng`` and ``timestep`` (env steps
     sampled in all, kept per vector step) are the runner's, for its exploration.
+    ``hooks`` publishes the runner's episode hooks.
     """
 
     __slots__ = (
-        "_next_seq",
-        "_publisher",
         "_runner",
         "_steps",
         "done",
@@ -92,13 +90,12 @@ class Sampling:
         "episodes",
         "exact",
         "explore",
-        "lifecycle",
+        "hooks",
         "max_episodes",
         "max_steps",
         "on_step",
         "random_actions",
         "rng",
-        "source",
         "started",
         "timestep",
     )
@@ -107,15 +104,13 @@ class Sampling:
         self,
         runner: EnvRunner,
         stepper: Steps,
-        lifecycle: EpisodeLifecycle,
-        publisher: Publisher,
+        hooks: EpisodePublisher,
         rng: np.random.Generator,
     ) -> None:
-        self._runner, self._steps, self._publisher = runner, stepper, publisher
-        self.lifecycle, self.rng, self.timestep = lifecycle, rng, 0
-        self.on_step: Dispatcher = publisher.dispatcher(EpisodeStep)
+        self._runner, self._steps = runner, stepper
+        self.hooks, self.rng, self.timestep = hooks, rng, 0
+        self.on_step: Dispatcher = hooks.on_step
         """The step hook's dispatcher: ``call`` None means nobody listens (build nothing)."""
-        self._next_seq, self.source = publisher.next_seq, publisher.source
         self.begin([], SampleRequest(), [], None)
 
     def begin(
@@ -157,46 +152,10 @@ class Sampling:
         self.episodes[i] = None
         return True
 
-    def publish_step(
-        self,
-        episode: EpisodeLike,
-        action: object,
-        reward: float,
-        observation: object,
-        info: dict[str, Any],
-        agents: list[AgentData] | None,
-    ) -> Any:
-        """Build the ``on_episode_step`` event of ``episode``'s last step and run the chain
-        (someone listens): the one place the hook is published, the final step included.
-
-        ``action`` and ``observation`` go into the event as they are (``object``: nothing
-        here reads them). Returns the chain's result: its Control (or None), or for an
-        async chain the coroutine to await. A call, not an ``await`` of a helper: that
-        costs ~340 ns a step more (docs/design.md). The live arguments go positionally, in
-        ``kernel.LIVE_ARGS`` order (``tests/runners/env_runner/test_live_arguments.py``).
-        """
-        runner, i = self._runner, episode.env_index
-        event = EpisodeStep(
-            source=self.source,
-            seq=self._next_seq(),
-            episode_id=episode.id_,
-            env_index=i,
-            action=action,
-            reward=reward,
-            observation=observation,
-            info=info,
-            agents=agents,
-            terminated=episode.is_terminated,
-            truncated=episode.is_truncated,
-        )
-        return self.on_step.call(  # type: ignore[misc]
-            event, episode, runner, runner.metrics, runner.env, runner.module, i
-        )
-
     def ends_early(self, episode: EpisodeLike, control: Control, ended: bool) -> bool:
         """Keep an ``on_episode_step`` chain's Control; with ``end_episode`` on a step that
         did not end ``episode``, truncate it now (and return True)."""
-        self._publisher.add_control(control)
+        self.hooks.publisher.add_control(control)
         if ended or not control.end_episode:
             return False
         episode.truncate()  # a multi-agent episode's agents all leave truncated
@@ -207,10 +166,10 @@ class Sampling:
         then give the sub-env its next episode, unless the budget is met (exact)."""
         if early:
             self._steps.end_early(i)
-        await self.lifecycle.ended(episode, early)
+        await self.hooks.aended(episode, early)
         self.done.append(episode)
         if self.exact and self.started >= self.max_episodes:
             self.episodes[i] = None
         else:
-            self.episodes[i] = await self._steps.restart(i, self.lifecycle)
+            self.episodes[i] = await self._steps.restart(i, self.hooks)
             self.started += 1

@@ -26,10 +26,9 @@ import numpy as np
 from .._exploration import make_exploration
 from .._types import Batched
 from ..envs import AT_NEXT_STEP, WHEN_DONE, EnvContext, env_to_module_pipeline, make_vector_env
-from ..episodes import Episode
+from ..episodes import Episode, EpisodePublisher
 from ._batched import sub_info, with_rows
 from ._columns import ColumnarLoop
-from ._lifecycle import EpisodeLifecycle
 from ._sampling import Sampling
 
 if TYPE_CHECKING:
@@ -85,9 +84,9 @@ class VectorEnvSteps:
         self.obs: Any = None
         """The last observations as the module takes them: what it acts on next."""
 
-    async def reset(self, lifecycle: EpisodeLifecycle, count: int, seed: int | None) -> list[Any]:
+    async def reset(self, hooks: EpisodePublisher, count: int, seed: int | None) -> list[Any]:
         """Create the episodes (before the reset, as RLlib), reset every sub-env, start them."""
-        started = [await lifecycle.created(Episode(env_index=i)) for i in range(count)]
+        started = [await hooks.acreated(Episode(env_index=i)) for i in range(count)]
         self.resetting = [False] * self.env.num_envs
         self.draining = [False] * self.env.num_envs
         self._fresh.clear()
@@ -95,7 +94,7 @@ class VectorEnvSteps:
         rows = self.rows_of(obs)
         for i, episode in enumerate(started):
             episode.add_reset(rows[i], sub_info(infos, i) if infos else {})
-            await lifecycle.started(episode)
+            await hooks.astarted(episode)
         episodes = started + [None] * (self.env.num_envs - count)
         self.obs = obs if self.to_module is None else self.to_module(obs, episodes)
         return episodes
@@ -135,6 +134,8 @@ class VectorEnvSteps:
             self.rows_of,
             self.to_module,
         )
+        hooks = sampling.hooks
+        publish_step, on_started = hooks.step, hooks.on_started
         timestep_before = sampling.timestep - steps
         while steps < sampling.max_steps and len(done) < sampling.max_episodes:
             actions = self.act(sampling)
@@ -155,8 +156,8 @@ class VectorEnvSteps:
                         continue
                     resetting[i] = False
                     episode.add_reset(rows[i], info)
-                    if sampling.lifecycle.on_started.call is not None:
-                        await sampling.lifecycle.started(episode)
+                    if on_started.call is not None:
+                        await hooks.astarted(episode)
                     continue
                 terminated, truncated = term_list[i], trunc_list[i]
                 if exact and sampling.drops(i, steps, terminated or truncated):
@@ -166,7 +167,7 @@ class VectorEnvSteps:
                 steps += 1
                 early = False
                 if on_step.call is not None:
-                    control = sampling.publish_step(episode, action, reward, rows[i], info, None)
+                    control = publish_step(episode, action, reward, rows[i], info)
                     if on_step.is_async:
                         control = await control
                     if control is not None:
@@ -191,18 +192,18 @@ class VectorEnvSteps:
             obs, infos = how
             self._fresh[i] = (self.rows_of(obs)[i], sub_info(infos, i) if infos else {})
 
-    async def restart(self, i: int, lifecycle: EpisodeLifecycle) -> Any:
+    async def restart(self, i: int, hooks: EpisodePublisher) -> Any:
         """Create sub-env ``i``'s next episode; it starts with the sub-env's next step, or
         at once if the sub-env was just reset alone (``end_early``)."""
         episode = Episode(env_index=i)
-        if lifecycle.on_created.call is not None:
-            await lifecycle.created(episode)
+        if hooks.on_created.call is not None:
+            await hooks.acreated(episode)
         fresh = self._fresh.get(i)
         if fresh is None:
             self.resetting[i] = True
         else:
             episode.add_reset(*fresh)
-            await lifecycle.started(episode)
+            await hooks.astarted(episode)
         return episode
 
     def _with_fresh_rows(self, obs: Batched) -> Batched:
