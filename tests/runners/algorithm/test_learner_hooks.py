@@ -193,7 +193,8 @@ def test_a_recorded_run_replays_them_with_the_arguments_replay_can_rebuild(
     assert len(loggers) == 1  # the learner's logger, as live; merged into `live` per update
     assert id(live) not in loggers
     for _, _, kwargs in calls.calls:
-        assert [kwargs[name] for name in ("algorithm", "learner", "module", "batch")] == [None] * 4
+        assert [kwargs[name] for name in ("learner", "module", "batch")] == [None] * 3
+        assert kwargs["algorithm"].__hookbus_standin__  # the Algorithm's, from the recording
     assert live.peek(("learners", "default_policy", "policy_loss_seen")) == live_value
 
 
