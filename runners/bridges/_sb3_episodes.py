@@ -6,6 +6,8 @@ episode's first one to ``new_obs[i]``). ``SubEnvEpisodes`` keeps one ``Episode``
 sub-env and turns each vector step into the hooks of hookbus's own EnvRunner, in its
 order per sub-env: ``on_episode_step`` (the final step included), then for a done sub-env
 ``on_episode_end``, ``on_episode_created`` and ``on_episode_start`` of its next episode.
+The events are built and the chains called by ``episodes.EpisodePublisher``, as in the
+EnvRunners; an async chain's awaitable runs on the bridge's loop (``SyncBus.resolve``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from hookbus.events import EpisodeCreated, EpisodeEnd, EpisodeStart, EpisodeStep, SampleEnd
+from hookbus.events import SampleEnd
 from hookbus.kernel import Control
 from hookbus.metrics import MetricsLogger
 
-from ..episodes import Episode
+from ..episodes import Episode, EpisodePublisher
 from ._bus import SyncBus
 
 __all__ = ("SubEnvEpisodes",)
@@ -33,8 +35,8 @@ _TRUNCATED = "TimeLimit.truncated"
 class SubEnvEpisodes:
     """Follow a VecEnv's sub-envs as episodes; publish their hooks on ``bus``.
 
-    ``env``, ``rl_module`` and ``normalizer`` are set per ``learn()`` (``attach``): the
-    VecEnv (the hooks' ``env``), the model's policy (``rl_module``), and SB3's
+    ``env``, the module and ``normalizer`` are set per ``learn()`` (``attach``): the
+    VecEnv (the hooks' ``env``), the model's policy (their ``rl_module``), and SB3's
     ``VecNormalize`` if the env has one, whose original rewards and observations the
     episodes hold (the env's own, as Monitor sums them), not the normalized ones.
     """
@@ -42,13 +44,10 @@ class SubEnvEpisodes:
     def __init__(self, bus: SyncBus, metrics_logger: MetricsLogger) -> None:
         self._bus = bus
         self._logger = metrics_logger
-        self._created = bus.dispatcher(EpisodeCreated)
-        self._started = bus.dispatcher(EpisodeStart)
-        self._stepped = bus.dispatcher(EpisodeStep)
-        self._ended = bus.dispatcher(EpisodeEnd)
+        self.hooks = EpisodePublisher(bus.publisher, env=None, metrics_logger=metrics_logger)
+        """Publishes the episode hooks (``env_runner`` None: SB3 has no EnvRunner)."""
         self._sampled = bus.dispatcher(SampleEnd)
         self.env: Any = None
-        self.rl_module: Any = None
         self.normalizer: Any = None
         self.episodes: list[Episode] = []
         """Each sub-env's ongoing episode."""
@@ -62,7 +61,8 @@ class SubEnvEpisodes:
 
     def attach(self, env: Any, rl_module: Any, normalizer: Any) -> None:
         """Publish with ``env`` and ``rl_module`` from now on (each ``learn()``)."""
-        self.env, self.rl_module, self.normalizer = env, rl_module, normalizer
+        self.env, self.normalizer = env, normalizer
+        self.hooks.env, self.hooks.module = env, rl_module
 
     # --- resets and steps -----------------------------------------------------------------
 
@@ -88,9 +88,9 @@ class SubEnvEpisodes:
         """Record one vector step into each sub-env's episode and publish its hooks.
 
         The hot path: the arrays become Python lists (or are copied) once per vector step;
-        per sub-env, one ``add_step`` and, if anyone listens, one event, handed to an
-        all-sync chain directly, with the live arguments in ``kernel.LIVE_ARGS`` order (no
-        dict built per step; an async chain goes through ``SyncBus.run``'s loop thread).
+        per sub-env, one ``add_step`` and, if anyone listens, one ``EpisodePublisher.step``
+        (no dict built per step; an async chain goes through ``SyncBus.resolve``'s loop
+        thread).
         """
         self.last_obs = new_obs
         normalizer = self.normalizer
@@ -101,11 +101,10 @@ class SubEnvEpisodes:
         rows = _rows(new_obs)
         reward_list: list[float] = rewards.tolist()
         action_list = actions.tolist() if actions.ndim == 1 else np.array(actions)
-        stepped = self._stepped
-        call = stepped.call  # read once per vector step: a subscriber added now counts next
-        direct = call is not None and not stepped.is_async
-        publisher = self._bus.publisher
-        logger, env, module = self._logger, self.env, self.rl_module
+        hooks = self.hooks
+        # Read once per vector step: a subscriber added now counts from the next one.
+        listening = hooks.on_step.call is not None
+        publish = hooks.step
         episodes = self.episodes
         for i, done in enumerate(dones.tolist()):
             episode = episodes[i]
@@ -115,30 +114,10 @@ class SubEnvEpisodes:
                 continue
             info, observation, action, reward = infos[i], rows[i], action_list[i], reward_list[i]
             episode.add_step(observation, action, reward, False, False, info)
-            if direct:
-                event = EpisodeStep(
-                    source=publisher.source,
-                    seq=publisher.next_seq(),
-                    episode_id=episode.id_,
-                    env_index=i,
-                    action=action,
-                    reward=reward,
-                    observation=observation,
-                    info=info,
-                )
-                control = call(event, episode, None, logger, env, module, i)  # type: ignore[misc]
+            if listening:
+                control = publish(episode, action, reward, observation, info)
                 if control is not None:
-                    self._direct_control(control)
-            elif call is not None:
-                fields = {
-                    "episode_id": episode.id_,
-                    "env_index": i,
-                    "action": action,
-                    "reward": reward,
-                    "observation": observation,
-                    "info": info,
-                }
-                self._run(stepped, EpisodeStep, episode, fields)
+                    self._step_control(control)
 
     def _final_step(self, i: int, episode: Episode, action: Any, reward: float, info: Any) -> None:
         """Record and publish sub-env ``i``'s last step, then the episode's end."""
@@ -149,26 +128,12 @@ class SubEnvEpisodes:
         # SB3 reads the final observation from this info after the callback: keep its dict.
         info = {key: value for key, value in info.items() if key != _TERMINAL}
         episode.add_step(observation, action, reward, not truncated, truncated, info)
-        if self._stepped.call is not None:
-            fields = {
-                "episode_id": episode.id_,
-                "env_index": i,
-                "action": action,
-                "reward": reward,
-                "observation": observation,
-                "info": info,
-                "terminated": not truncated,
-                "truncated": truncated,
-            }
-            self._run(self._stepped, EpisodeStep, episode, fields)
-        if self._ended.call is not None:
-            fields = {
-                "episode_id": episode.id_,
-                "env_index": i,
-                "terminated": not truncated,
-                "truncated": truncated,
-            }
-            self._run(self._ended, EpisodeEnd, episode, fields)
+        hooks, resolve = self.hooks, self._bus.resolve
+        if hooks.on_step.call is not None:  # each hook tested: no call for one nobody hears
+            result = hooks.step(episode, action, reward, observation, info)
+            self._note(resolve(hooks.on_step, result))
+        if hooks.on_ended.call is not None:
+            self._note(resolve(hooks.on_ended, hooks.ended(episode)))
         self._finished.append((episode, self._handed[i]))
 
     def _next_episode(self, i: int, observation: Any) -> None:
@@ -179,30 +144,20 @@ class SubEnvEpisodes:
 
     def _begin(self, episode: Episode, observation: Any, info: dict[str, Any]) -> None:
         """Publish ``on_episode_created``, log the reset, publish ``on_episode_start``."""
-        i = episode.env_index
-        if self._created.call is not None:
-            fields = {"episode_id": episode.id_, "env_index": i}
-            self._run(self._created, EpisodeCreated, episode, fields)
+        hooks, resolve = self.hooks, self._bus.resolve
+        if hooks.on_created.call is not None:
+            self._note(resolve(hooks.on_created, hooks.created(episode)))
         episode.add_reset(observation, info)
-        if self._started.call is not None:
-            fields = {
-                "episode_id": episode.id_,
-                "env_index": i,
-                "observation": observation,
-                "info": info,
-            }
-            self._run(self._started, EpisodeStart, episode, fields)
+        if hooks.on_started.call is not None:
+            self._note(resolve(hooks.on_started, hooks.started(episode)))
 
-    def _run(self, dispatcher: Any, event_type: Any, episode: Episode, fields: Any) -> None:
-        live = {
-            "episode": episode,
-            "env_runner": None,
-            "metrics_logger": self._logger,
-            "env": self.env,
-            "rl_module": self.rl_module,
-            "env_index": episode.env_index,
-        }
-        self._note(self._bus.run(dispatcher, event_type, live, fields))
+    def _step_control(self, result: Any) -> None:
+        """Act on what a step's chain returned: an async chain's awaitable is run first."""
+        on_step = self.hooks.on_step
+        if on_step.is_async:
+            self._note(self._bus.resolve(on_step, result))
+        else:
+            self._direct_control(result)
 
     def _note(self, control: Control | None) -> None:
         if control is not None and control.stop_training:
