@@ -113,3 +113,27 @@ def test_inspect_shows_the_gap(killed: KilledRun) -> None:
     refused = subprocess.run(checked, capture_output=True, text=True)
     assert refused.returncode == 2
     assert "lost env_runner:2's events" in refused.stderr
+
+
+def test_without_fault_tolerance_the_failed_take_loses_every_runners_events(
+    tmp_path: Path,
+) -> None:
+    # RLlib tolerating no runner failure raises the dead runner's RayActorError out of the
+    # driver's call; the live runner's events went out in that same call: both are gaps.
+    # RLlib's own next sample would fail; this iteration's train() still returns.
+    path = tmp_path / "run.msgpack"
+    bridge = rllib_callbacks(StepCounts, record=path)
+    config = ppo_config(2, bridge).callbacks([KillsRunner, bridge])
+    algo = config.fault_tolerance(restart_failed_env_runners=False).build_algo()
+    try:
+        algo.train()
+        with pytest.warns(HookbusWarning, match=r"call to take them failed \(\w+Error\)"):
+            second = algo.train()
+    finally:
+        algo.stop()
+    assert second["training_iteration"] == 2
+    gaps = [e for e in read_recording(path) if isinstance(e, RecordingGap)]
+    assert [(g.lost_source, g.training_iteration) for g in gaps] == [
+        ("env_runner:1", 2),
+        ("env_runner:2", 2),
+    ]
