@@ -117,7 +117,7 @@ class SyncBus:
 
     ``callbacks`` are what ``Bus`` takes (framework callbacks already wrapped as
     ``ForeignCallback``); ``bus_options`` the Bus's keywords. ``record`` (a path) adds a
-    ``Recorder`` (JSON lines for a ``.jsonl`` path, else msgpack); ``collect=True`` a
+    ``Recorder`` (JSON lines for a ``.jsonl`` path, else msgpack), or is one; ``collect=True`` a
     ``Collector`` instead, for events recorded elsewhere.
     ``backend`` is the event loop an async handler runs on. ``acts_on`` names the
     ``Control`` requests the framework's bridge acts on (SB3's ``stop_training``): only a
@@ -133,14 +133,14 @@ class SyncBus:
         *,
         source: str,
         backend: str = "asyncio",
-        record: str | os.PathLike[str] | None = None,
+        record: str | os.PathLike[str] | Recorder | None = None,
         collect: bool = False,
         acts_on: Iterable[str] = (),
         producer: str = "",
     ) -> None:
         check_backend(backend)
-        self.recorder = None
-        if record is not None:  # a .jsonl file as JSON lines; anything else as msgpack
+        self.recorder = None if isinstance(record, str | os.PathLike) else record  # the caller's
+        if isinstance(record, str | os.PathLike):  # .jsonl as JSON lines, else msgpack
             fmt = "jsonl" if os.fspath(record).endswith(".jsonl") else "msgpack"
             self.recorder = Recorder(record, format=fmt, **made_by(producer))
         self.collector = Collector() if collect else None

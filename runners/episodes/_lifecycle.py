@@ -24,11 +24,13 @@ from hookbus.events import (
     LearnerUpdateEnd,
     LearnerUpdateStart,
     PostprocessTrajectory,
+    RecordingGap,
     SampleEnd,
     TrainResult,
 )
 from hookbus.kernel import Violations
 
+from ._gaps import describe_gap
 from ._lifecycle_agents import agents_refused
 from ._lifecycle_book import EpisodeBook, Key, TrackedEpisode
 from ._multi_agent_episode import MultiAgentEpisode
@@ -235,6 +237,14 @@ class HookRules:
     def restored(self, source: _Source, event: CheckpointLoaded) -> None:
         source.next_iteration = None  # a restored run counts on from its checkpoint's
 
+    # --- what a recording lost ----------------------------------------------------------------
+
+    def gap(self, source: _Source, event: RecordingGap) -> None:
+        # A stream with a hole is no whole run: a test replaying it would miss those
+        # events, so the gap counts as a break whatever else the stream holds.
+        rule = f"{describe_gap(event)}; to check the rest, leave RecordingGap events out"
+        self.flag(event, rule)
+
     # --- the end ----------------------------------------------------------------------------
 
     def finish(self, violations: Violations, allow_open: bool) -> dict[str, int]:
@@ -273,4 +283,5 @@ _CHECKS: dict[type[BaseEvent], Callable[[HookRules, _Source, Any], None]] = {
     LearnerUpdateStart: HookRules.update_started,
     LearnerUpdateEnd: HookRules.update_ended,
     CheckpointLoaded: HookRules.restored,
+    RecordingGap: HookRules.gap,
 }

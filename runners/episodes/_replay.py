@@ -20,6 +20,7 @@ from hookbus.events import (
     LearnerUpdateEnd,
     LearnerUpdateStart,
     PostprocessTrajectory,
+    RecordingGap,
     SampleEnd,
     TrainResult,
 )
@@ -27,6 +28,7 @@ from hookbus.kernel import HookbusWarning, ReplayOutcome
 from hookbus.metrics import MetricsLogger
 
 from ._episode import Episode
+from ._gaps import warn_replayed_gap
 from ._learner_loggers import LearnerLoggers
 from ._multi_agent_episode import MultiAgentEpisode
 from ._replay_agents import multi_agent_from, replay_reset, replay_step
@@ -89,6 +91,8 @@ class HookReplay:
             return {"metrics_logger": logger, "evaluation_metrics": event.evaluation_metrics}
         if isinstance(event, LearnerUpdateStart | LearnerUpdateEnd):
             return {"metrics_logger": self.learners.logger(event.module_id)}
+        if isinstance(event, RecordingGap):  # the file lost events here: say so (_gaps)
+            warn_replayed_gap(event)
         return {"metrics_logger": logger} if "metrics_logger" in event.live_args else {}
 
     def published(self, event: BaseEvent) -> None:
