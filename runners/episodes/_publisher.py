@@ -38,6 +38,9 @@ bridge and any other loop over a gymnasium-style env publish through it; nothing
   then ``on_postprocess_trajectory``, as an EnvRunner does. The step hook has no async
   helper: awaiting one per step costs about 340 ns (docs/design.md), so a loop calls
   ``step()`` and awaits only an async chain's result.
+- **Threads.** The chains are called as a held dispatcher's are, without
+  ``Publisher.publish``'s thread check: publish from the thread the bus's publishes come
+  from (the runner's event loop; a sync bridge's caller, its async chains on its loop).
 """
 
 from __future__ import annotations
