@@ -8,6 +8,7 @@ and checks what the callbacks saw against what the test reads itself from the va
 
 from __future__ import annotations
 
+import gc
 import runpy
 import sys
 import threading
@@ -53,12 +54,12 @@ class Seen(Callback):
     def on_episode_created(self, *, episode: Any, env_index: int, **kwargs: Any) -> None:
         assert kwargs["env_runner"] is None
         assert env_index == episode.env_index
-        assert len(episode.get_observations()) == 0
+        assert len(episode.observations) == 0
         self.hooks[episode.id_].append("created")
 
     def on_episode_start(self, *, episode: Any, **kwargs: Any) -> None:
         assert len(episode) == 0
-        assert len(episode.get_observations()) == 1
+        assert len(episode.observations) == 1
         self.hooks[episode.id_].append("start")
 
     def on_episode_step(self, *, episode: Any, event: Any, **kwargs: Any) -> None:
@@ -86,7 +87,10 @@ class Ended:
         self, index: int, observations: list[Any], actions: list[Any], rewards: list[float]
     ) -> None:
         self.index, self.actions, self.rewards = index, actions, rewards
-        self.observations = np.array(observations)
+        # An array of them (a list of dicts for a Dict space: compared key by key).
+        self.observations: Any = observations
+        if not isinstance(observations[0], dict):
+            self.observations = np.array(observations)
         self.ret, self.length = sum(rewards, 0.0), len(rewards)
         self.info: dict[str, Any] = {}
         self.infos: list[dict[str, Any]] = []
@@ -95,7 +99,7 @@ class Ended:
     def of(cls, episode: Any) -> Ended:
         ended = cls(
             episode.env_index,
-            episode.get_observations(),
+            list(episode.observations),
             list(episode.get_actions()),
             list(episode.get_rewards()),
         )
@@ -615,3 +619,61 @@ def sb3_vec_env() -> Iterator[Any]:
 def test_an_sb3_vec_env_is_pointed_to_sb3_callback(sb3_vec_env: Any) -> None:
     with pytest.raises(ConfigError, match=r"give sb3_callback\(\.\.\.\) to model.learn"):
         wrap_env(sb3_vec_env)
+
+
+class DictPendulum(gym.ObservationWrapper):  # type: ignore[type-arg]
+    """Pendulum (Box actions, 200-step episodes) whose observations are a Dict."""
+
+    def __init__(self) -> None:
+        super().__init__(gym.make("Pendulum-v1"))
+        box = self.env.observation_space
+        self.observation_space = gym.spaces.Dict(
+            {
+                "cos_sin": gym.spaces.Box(box.low[:2], box.high[:2]),
+                "speed": gym.spaces.Box(box.low[2:], box.high[2:]),
+            }
+        )
+
+    def observation(self, observation: Any) -> Any:
+        return {"cos_sin": observation[:2], "speed": observation[2:]}
+
+
+@pytest.mark.parametrize("per_step", [True, False], ids=["per step", "columns"])
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_dict_observations_and_box_actions(mode: AutoresetMode, per_step: bool) -> None:
+    seen = Seen() if per_step else Ends()
+    envs = gym.vector.SyncVectorEnv([DictPendulum] * 2, autoreset_mode=mode)
+    wrapped = wrap_env(envs, seen)
+    wrapped.action_space.seed(0)
+    obs, _ = wrapped.reset(seed=0)
+    first, sent, rewards, lasts = [obs["speed"][i].copy() for i in range(2)], [], [], []
+    for _ in range(201):  # every episode is truncated at its 200th step
+        actions = wrapped.action_space.sample()
+        obs, reward, _, truncations, infos = wrapped.step(actions)
+        sent.append(actions)
+        rewards.append(reward)
+        if truncations.any():
+            final = (
+                infos["final_obs"]
+                if mode == AutoresetMode.SAME_STEP
+                else [{"speed": obs["speed"][i]} for i in range(2)]
+            )
+            lasts = [final[i]["speed"] for i in range(2)]
+    wrapped.close()
+    assert len(seen.ended) == 2
+    for i, episode in enumerate(seen.ended):
+        assert episode.index == i
+        assert episode.length == 200
+        assert episode.rewards == [float(r[i]) for r in rewards[:200]]
+        assert all(np.array_equal(a, s[i]) for a, s in zip(episode.actions, sent, strict=False))
+        assert np.array_equal(episode.observations[0]["speed"], first[i])
+        assert np.array_equal(episode.observations[-1]["speed"], lasts[i])
+
+
+def test_a_wrapper_dropped_unclosed_still_finishes_its_recording(tmp_path: Path) -> None:
+    wrapped = wrap_env(make_vector(AutoresetMode.NEXT_STEP), record=tmp_path / "run.jsonl")
+    ended, _ = own_count(wrapped, 100)
+    del wrapped
+    gc.collect()
+    ends = [e for e in read_recording(tmp_path / "run.jsonl") if isinstance(e, EpisodeEnd)]
+    assert len(ends) == len(ended) > 0
