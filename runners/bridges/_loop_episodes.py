@@ -275,9 +275,11 @@ class LoopEpisodes:
         return [_row(observations, i) for i in range(self.num_envs)]
 
     def _info(self, infos: Any, i: int) -> dict[str, Any]:
+        """Return sub-env ``i``'s info of a step or reset (never a same-step reset's final
+        observation or info: those are its final step's)."""
         if not infos:
             return {}
-        return split_info(infos, i) if self.vector else dict(infos)
+        return split_info(infos, i, FINAL_KEYS) if self.vector else dict(infos)
 
     def _reset_info(self, infos: Any, i: int) -> dict[str, Any]:
         """Return the info of a same-step reset: the step's infos less the final step's."""

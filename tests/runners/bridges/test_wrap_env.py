@@ -372,9 +372,11 @@ def test_disabled_autoreset_episodes_begin_at_the_loops_partial_resets() -> None
     assert_episode_hooks(seen)
 
 
-def test_the_global_numpy_rng_is_left_alone() -> None:
+@pytest.mark.parametrize("per_step", [True, False], ids=["per step", "columns"])
+def test_the_global_numpy_rng_is_left_alone(per_step: bool) -> None:
     before = np.random.get_state()
-    wrapped = wrap_env(make_vector("cleanrl"), Seen(), InfoMetrics({"x": "mean"}, window=3))
+    seen = Seen() if per_step else Ends()
+    wrapped = wrap_env(make_vector("cleanrl"), seen, InfoMetrics({"x": "mean"}, window=3))
     with pytest.warns(UserWarning, match="'x' is not in the last info"):
         own_count(wrapped, 200)
     wrapped.reduce_metrics()
