@@ -111,6 +111,8 @@ class _Bridge:
         if errors:  # handler errors under on_error="log", as hookbus's results count them
             out.setdefault("callbacks", {})["errors"] = errors
         self.metrics.reduce()
+        if self.bus.recorder is not None:  # a crash later leaves every period so far
+            self.bus.recorder.flush()
         return out
 
     def close(self) -> None:
@@ -136,7 +138,8 @@ class _Surface:
 
     def reduce_metrics(self) -> dict[str, Any]:
         """Return the values handlers logged, by key, and close the period (RLlib's reduce:
-        a window slides on, a ``clear_on_reduce`` key starts empty, a sum counts anew)."""
+        a window slides on, a ``clear_on_reduce`` key starts empty, a sum counts anew);
+        the recording, if any, is written up to here."""
         return self._hookbus.reduce_metrics()
 
     def close(self, **kwargs: Any) -> None:

@@ -495,10 +495,15 @@ def test_close_finishes_the_recording_and_closes_the_env(tmp_path: Path) -> None
     env = make_vector(AutoresetMode.NEXT_STEP)
     wrapped = wrap_env(env, record=tmp_path / "run.msgpack", on_episode_end=lambda **kw: None)
     expected, _ = own_count(wrapped, 100)
+    wrapped.reduce_metrics()  # writes what the recording holds so far
+    written = list(read_recording(tmp_path / "run.msgpack"))
+    assert sum(isinstance(e, EpisodeEnd) for e in written) == len(expected) > 0
+    wrapped.step(np.zeros(N_ENVS, dtype=np.int64))
     wrapped.close()
     assert env.closed
-    ends = [e for e in read_recording(tmp_path / "run.msgpack") if isinstance(e, EpisodeEnd)]
-    assert len(ends) == len(expected) > 0
+    after = [(type(e), e.seq) for e in read_recording(tmp_path / "run.msgpack")]
+    assert after[: len(written)] == [(type(e), e.seq) for e in written]
+    assert len(after) > len(written)  # the last step's events: written by close()
 
 
 def test_a_handlers_exception_comes_out_of_step() -> None:
