@@ -31,18 +31,17 @@ class EnvRunnerHandle(Protocol):
 
     A handle whose worker is gone raises ``RemoteError`` with ``worker_lost=True`` from
     its requests and reports ``healthy`` False; a handler's or the env's own exception is
-    raised as itself. Events the Algorithm's observers want are forwarded to its bus, in
-    order, before a request returns; what the runner's handlers asked for (``Control``) is
-    kept until ``take_control()``.
+    raised as itself, noting how many env steps the runner had sampled since it was made
+    (``_origin.note_steps``: where it failed, for ``fleet/_repeats``). Events the
+    Algorithm's observers want are forwarded to its bus, in order, before a request
+    returns; what the runner's handlers asked for (``Control``) is kept until
+    ``take_control()``.
     """
 
     worker_index: int
     """1..N for remote runners, 0 for the local one."""
     module: Any
     """The module the runner acts with (a worker gets a copy at ``setup()``)."""
-    samples_returned: int
-    """How many of its sample requests returned, over all its restarts (a failure that
-    follows none of them follows the previous failure directly: ``fleet/_health``)."""
 
     @property
     def where(self) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -12,6 +13,7 @@ from hookbus.kernel import Bus, Control
 
 from ..env_runner import EnvRunner, SampleRequest, SampleSummary, env_runner_class
 from ..episodes import Episode
+from ._origin import note_steps, runner_steps
 
 if TYPE_CHECKING:
     from .._loop import LoopThread
@@ -32,7 +34,6 @@ class InlineEnvRunner:
 
     in_process = True  # it steps in this thread: requests never wait, timeouts cannot bite
     handler_errors = 0  # counted on the shared bus
-    samples_returned = 0  # sample requests that returned, over all restarts
     _killed = False  # kill() closed the env; setup() makes the runner anew (a restart)
 
     def __init__(
@@ -78,25 +79,25 @@ class InlineEnvRunner:
         """Publish ``on_environment_created``; after ``kill()``, first make the runner anew."""
         if self._killed:
             old = self.env_runner
-            self.env_runner = env_runner_class(old.config)(
-                old.config, bus=old.bus, module=old.module, worker_index=self.worker_index
-            )
+            with _noting_steps(None):  # its constructor: before any step
+                self.env_runner = env_runner_class(old.config)(
+                    old.config, bus=old.bus, module=old.module, worker_index=self.worker_index
+                )
             self.env_runner.event_seq = old.event_seq  # the source's numbering goes on
             self.env_runner.loop = old.loop
             self._killed = False
-        await self.env_runner.setup()
+        with _noting_steps(self.env_runner):
+            await self.env_runner.setup()
 
     async def sample(self, request: SampleRequest) -> list[Episode]:
         """Sample in this loop."""
-        episodes = await self.env_runner.sample_request(request)
-        self.samples_returned += 1
-        return episodes
+        with _noting_steps(self.env_runner):
+            return await self.env_runner.sample_request(request)
 
     async def sample_and_get_metrics(self, request: SampleRequest) -> SampleSummary:
         """Sample in this loop; return counts and metrics."""
-        summary = await self.env_runner.sample_and_get_metrics(request)
-        self.samples_returned += 1
-        return summary
+        with _noting_steps(self.env_runner):
+            return await self.env_runner.sample_and_get_metrics(request)
 
     async def get_metrics(self) -> dict[str, Any]:
         """Return the runner's metrics snapshot."""
@@ -104,7 +105,8 @@ class InlineEnvRunner:
 
     async def set_weights(self, weights: dict[str, Any]) -> None:
         """Load weights into the runner's module."""
-        self.env_runner.set_weights(weights)
+        with _noting_steps(self.env_runner):
+            self.env_runner.set_weights(weights)
 
     async def apply(self, fn: Callable[[Any], Any], *, in_thread: bool = True) -> Any:
         """Return ``fn(env_runner)``, computed in a worker thread of this loop.
@@ -141,6 +143,16 @@ class InlineEnvRunner:
 
     def __repr__(self) -> str:
         return f"<InlineEnvRunner {self.env_runner!r}>"
+
+
+@contextmanager
+def _noting_steps(env_runner: EnvRunner | None) -> Iterator[None]:
+    """Note on what the body raises the env steps ``env_runner`` had sampled (None: 0)."""
+    try:
+        yield
+    except Exception as exc:
+        note_steps(exc, runner_steps(env_runner))
+        raise
 
 
 def inline_handle(env_runner: EnvRunner) -> EnvRunnerHandle:

@@ -7,21 +7,38 @@ frame. An exception raised in a worker process or a Ray actor reaches the Algori
 without its frames, so the worker describes it (``describe_remote``) and the rebuilt
 exception keeps that description (``keep_description``).
 
-Two failures are *the same* when they have the same exception type, message and origin
-(``failure_key``). A lost worker (killed, crashed, out of time) has no origin in code and
-is never the same as another: its message names its process, and its cause is outside.
+A failure's *point* is how many env steps its runner had sampled since it was made when it
+failed (0: in its constructor, or before its first step). The handle of the runner notes it
+on the exception (``note_steps``), in this process or in the worker, where the runner is;
+it crosses the wire with the description.
+
+Two failures are *the same* when they have the same exception type, message, origin and
+point (``failure_key``): a bug fails a new runner at the same point every time, where a
+random crash falls at a random step. A lost worker (killed, crashed, out of time) has no
+origin in code and is never the same as another: its message names its process, and its
+cause is outside.
 """
 
 from __future__ import annotations
 
 import os
 import traceback
+from typing import Any
 
 import gymnasium
 
 from hookbus import events, kernel, metrics
 
-__all__ = ("describe", "describe_remote", "failure_key", "keep_description", "origin")
+__all__ = (
+    "describe",
+    "describe_remote",
+    "failure_key",
+    "failure_steps",
+    "keep_description",
+    "note_steps",
+    "origin",
+    "runner_steps",
+)
 
 # Folders whose frames are not the user's code: hookbus's four packages, and gymnasium's.
 _LIBRARY_DIRS = tuple(
@@ -33,6 +50,8 @@ _LIBRARY_DIRS = tuple(
 )
 
 _DESCRIPTION = "_hookbus_failure"  # the attribute keeping a remote exception's description
+_STEPS = "_hookbus_failure_steps"  # the attribute keeping a failure's point (env steps)
+_LIFETIME_STEPS = "num_env_steps_sampled_lifetime"  # EnvRunner.get_state()'s key (RLlib's)
 
 
 def origin(exc: BaseException) -> str:
@@ -66,15 +85,49 @@ def keep_description(exc: BaseException, description: tuple[str, str, str]) -> N
         pass
 
 
-def failure_key(exc: BaseException) -> tuple[str, str, str] | None:
-    """Return what makes two failures the same (type, message, origin), or None for a
-    lost worker, which is never the same as another."""
+def note_steps(exc: BaseException, steps: int | None) -> None:
+    """Note on ``exc`` that its runner had sampled ``steps`` env steps when it was raised
+    (the latest note stands: an exception raised again is noted again). None notes nothing.
+    """
+    if steps is None:
+        return
+    try:
+        setattr(exc, _STEPS, int(steps))
+    except (AttributeError, TypeError):  # an exception type without a __dict__
+        pass
+
+
+def failure_steps(exc: BaseException) -> int | None:
+    """Return the env steps ``exc``'s runner had sampled when it failed (None: not noted)."""
+    steps = getattr(exc, _STEPS, None)
+    return None if steps is None else int(steps)
+
+
+def runner_steps(env_runner: Any) -> int | None:
+    """Return the env steps ``env_runner`` sampled since it was made: 0 for None (no
+    runner yet: its constructor raised, or was not called), None if it cannot say.
+
+    Read from ``get_state()`` (RLlib's key), which only a failure calls. A restarted
+    runner gets the learner's weights only, never this count (RLlib's restore syncs it),
+    so a new runner's count starts at 0.
+    """
+    if env_runner is None:
+        return 0
+    try:
+        return int(env_runner.get_state()[_LIFETIME_STEPS])
+    except Exception:  # a runner too broken to say: the failure stays what it is
+        return None
+
+
+def failure_key(exc: BaseException) -> tuple[str, str, str, int | None] | None:
+    """Return what makes two failures the same (type, message, origin, point), or None for
+    a lost worker, which is never the same as another."""
     if getattr(exc, "worker_lost", False):
         return None
     kept = getattr(exc, _DESCRIPTION, None)
     if kept is not None:
-        return (str(kept[0]), str(kept[1]), str(kept[2]))
-    return describe_remote(exc)
+        return (str(kept[0]), str(kept[1]), str(kept[2]), failure_steps(exc))
+    return (*describe_remote(exc), failure_steps(exc))
 
 
 def describe(exc: BaseException) -> str:
@@ -86,5 +139,5 @@ def describe(exc: BaseException) -> str:
     key = failure_key(exc)
     if key is None:
         return str(exc)
-    name, message, at = key
+    name, message, at, _ = key
     return f"{name}: {message}" + (f" (at {at})" if at else "")

@@ -81,8 +81,6 @@ class RemoteEnvRunner:
         self.module: Any = module
         self.handler_errors = 0
         """Handler exceptions the remote bus counted (under ``on_error="log"``), in all."""
-        self.samples_returned = 0
-        """Sample requests that returned, over all restarts."""
         self._errors_before = 0  # counted by earlier incarnations (before a restart)
         # Controls the replies brought since take_control(); a restart keeps them, since
         # they were asked for all the same.
@@ -130,7 +128,6 @@ class RemoteEnvRunner:
     async def sample(self, request: SampleRequest) -> list[Episode]:
         """Sample remotely; forward its events to observers; return the episode chunks."""
         reply = await self._request(Sample(request=request), Sampled)
-        self.samples_returned += 1
         # Multi-agent chunks come back as MultiAgentEpisodes: Any until EnvRunnerHandle's
         # sample() (and EnvRunner's) are typed to return either kind.
         episodes: list[Any] = [episode_from_wire(e) for e in reply.episodes]
@@ -139,7 +136,6 @@ class RemoteEnvRunner:
     async def sample_and_get_metrics(self, request: SampleRequest) -> SampleSummary:
         """Sample remotely and return counts and metrics; the episodes stay there."""
         reply = await self._request(SampleAndGetMetrics(request=request), Summary)
-        self.samples_returned += 1
         return reply.summary
 
     async def get_metrics(self) -> dict[str, Any]:

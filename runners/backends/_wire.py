@@ -22,7 +22,7 @@ from hookbus.kernel import Control
 
 from ..env_runner import SampleRequest, SampleSummary
 from ..envs import is_env_failure, mark_env_failure
-from ._origin import describe_remote, keep_description
+from ._origin import describe_remote, failure_steps, keep_description, note_steps
 from ._wire_episodes import (
     WireEpisode as WireEpisode,
     WireMultiAgentEpisode as WireMultiAgentEpisode,
@@ -97,7 +97,10 @@ class WireError(msgspec.Struct, kw_only=True):
     """Where it was raised: ``file:line in function`` of the innermost frame of the user's
     code (``_origin``)."""
     message: str = ""
-    """Its message (``str()``): with ``type`` and ``at``, what tells two failures apart."""
+    """Its message (``str()``): with ``type``, ``at`` and ``steps``, what tells two
+    failures apart."""
+    steps: int | None = None
+    """The env steps the worker's runner had sampled when it failed (``_origin``)."""
 
 
 # --- requests (Algorithm -> worker) -----------------------------------------------------------
@@ -340,6 +343,7 @@ def error_to_wire(exc: BaseException) -> WireError:
         env_failure=is_env_failure(exc),
         at=at,
         message=message,
+        steps=failure_steps(exc),
     )
 
 
@@ -367,5 +371,6 @@ def error_from_wire(data: WireError, where: str) -> BaseException:
     if data.env_failure:
         mark_env_failure(exc)
     keep_description(exc, (data.type, data.message, data.at))
+    note_steps(exc, data.steps)
     exc.add_note(f"hookbus: raised in {where}" + (f", at {data.at}" if data.at else ""))
     return exc

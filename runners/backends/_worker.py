@@ -27,6 +27,7 @@ from hookbus.kernel import Control
 from .._errors import LOADING_MAIN_ENV, MainGuardError
 from ..env_runner import EnvRunner, env_runner_class, make_bus
 from ._injection import FAULT_PLAN_ENV, inject, read_plan
+from ._origin import note_steps, runner_steps
 from ._services import PipeServices
 from ._wire import (
     Call,
@@ -70,6 +71,7 @@ class Worker:
         try:
             return self.handle(request)
         except BaseException as exc:
+            note_steps(exc, runner_steps(self.runner))  # where it failed (fleet/_repeats)
             # What handlers asked for before the failure goes back with it: the runner may
             # not serve another request (a restart builds it anew), so it would be lost.
             reply = Failed(

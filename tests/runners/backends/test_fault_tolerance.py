@@ -538,7 +538,7 @@ def test_with_no_runner_left_they_are_restarted_once_their_delay_passed(
 
 def test_a_sample_returned_in_between_resets_the_count(small_ppo: PPOConfig) -> None:
     # Runner 1's worker is killed every iteration; runner 2's samples come in between, so
-    # never 2 in a row. (Kills, since a runner failing alike 3 times in a row stops training.)
+    # never 2 in a row. (Kills: a runner failing alike 4 times in a row stops training.)
     env_config = {"fail_on": [1], "how": "kill", "at_step": 30}
     config = (
         small_ppo.environment(process_helpers.Faulty, env_config=env_config)
@@ -565,12 +565,12 @@ def faulty_line() -> str:
 
 
 @pytest.mark.parametrize("backend", ["inline", "process"])
-def test_a_runner_failing_the_same_way_three_times_in_a_row_stops_training(
+def test_a_runner_failing_the_same_way_four_times_in_a_row_stops_training(
     small_ppo: PPOConfig, backend: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # An env bug: every runner's env raises at its 30th step, restarted or not. The
-    # defaults (1000 restarts, 100 failures in a row) would retry it for long; the delay
-    # is 0 so that the test is quick.
+    # An env bug: every runner's env raises at its 30th step, restarted or not (so after
+    # 29 env steps). The defaults (1000 restarts, 100 failures in a row) would retry it
+    # for long; the delay is 0 so that the test is quick.
     config = always_failing(small_ppo, fail_on=[1, 2], tolerance=100, backend=backend).callbacks(
         process_helpers.Recreations()
     )
@@ -581,18 +581,23 @@ def test_a_runner_failing_the_same_way_three_times_in_a_row_stops_training(
         recreations = algo.bus.callbacks[0]
     notes = "\n".join(info.value.__notes__)
     assert (
-        "failed the same way 3 times in a row, with no sample returned in between "
+        "failed the same way 4 times in a row, each time 29 env steps after it was made "
         f"(ValueError: env failed at step 30 (at {where})); a restart would fail again"
     ) in notes
     assert "max_num_env_runner_restarts=1000" in notes
-    assert recreations.calls == [([1, 2], False), ([1, 2], False)]  # type: ignore[attr-defined]
+    assert recreations.calls == [([1, 2], False)] * 3  # type: ignore[attr-defined]
     # Each runner's first failure names the user's line once; the next ones only say so.
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     first = [w for w in warnings if "failed; going on without it: ValueError" in w]
     assert len(first) == 2
     assert all(w.count(where) == 1 for w in first)
-    again = [w for w in warnings if "failed the same way again (2 times in a row; 3 stop" in w]
-    assert len(again) == 2
+    again = [
+        w
+        for w in warnings
+        if "failed the same way again, 29 env steps after it was made (" in w
+        and "times in a row; 4 stop training)" in w
+    ]
+    assert len(again) == 4  # each runner's 2nd and 3rd
     assert sum(where in w for w in warnings) == 2
     assert children() == []
 
@@ -603,47 +608,58 @@ def test_a_runner_failing_alike_stops_training_though_the_others_sample(
     # Runner 2's samples break the failures in a row of the group, not runner 1's own.
     config = always_failing(small_ppo, fail_on=[1], tolerance=100)
     with config.build() as algo:
-        results = [algo.train(), algo.train()]
+        results = [algo.train() for _ in range(3)]
         with pytest.raises(ValueError, match=r"^env failed at step 30\n") as info:
             algo.train()
-    assert [r["env_runner_group"]["num_remote_env_runner_restarts"] for r in results] == [0, 1]
-    assert "env runner 1 failed the same way 3 times in a row" in "\n".join(info.value.__notes__)
+    restarts = [r["env_runner_group"]["num_remote_env_runner_restarts"] for r in results]
+    assert restarts == [0, 1, 2]
+    assert "env runner 1 failed the same way 4 times in a row" in "\n".join(info.value.__notes__)
 
 
-def test_restarts_failing_the_same_way_three_times_in_a_row_stop_training(
+def test_restarts_failing_the_same_way_four_times_in_a_row_stop_training(
     small_ppo: PPOConfig, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Runner 1's env raises in step() once; then its constructor raises in every new runner.
     config = faulty(small_ppo, tmp_path, how="raise", backend="inline", then_init=True)
     with config.build() as algo:
-        results = [algo.train() for _ in range(3)]  # 1: fails; 2, 3: its restart fails
+        results = [algo.train() for _ in range(4)]  # 1: fails; 2 to 4: its restart fails
         with pytest.raises(ValueError, match=r"^env of runner 1 cannot start again\n") as info:
-            algo.train()  # 4: its restart fails alike a third time
-    assert [r["env_runner_group"]["num_healthy_env_runners"] for r in results] == [1, 1, 1]
+            algo.train()  # 5: its restart fails alike a fourth time
+    assert [r["env_runner_group"]["num_healthy_env_runners"] for r in results] == [1] * 4
     where = f"{process_helpers.__file__}:{process_helpers.line_of('# Faulty restarts')} in __init__"
-    assert "env runner 1 failed the same way 3 times in a row" in "\n".join(info.value.__notes__)
-    assert where in "\n".join(info.value.__notes__)
+    notes = "\n".join(info.value.__notes__)
+    assert "env runner 1 failed the same way 4 times in a row, each time before its" in notes
+    assert where in notes
     restarts = [
         r.getMessage() for r in caplog.records if "restarting env runner 1" in r.getMessage()
     ]
-    assert len(restarts) == 2
+    assert len(restarts) == 3
     assert restarts[0].endswith(
         f"failed: ValueError: env of runner 1 cannot start again (at {where})"
     )
-    assert restarts[1].endswith("failed the same way again (2 times in a row; 3 stop training)")
+    assert restarts[2].endswith(
+        "failed the same way again, before its first env step (3 times in a row; 4 stop training)"
+    )
 
 
-def test_failures_alike_with_a_sample_in_between_are_not_in_a_row(small_ppo: PPOConfig) -> None:
+def test_failures_alike_with_a_sample_in_between_are_in_a_row(small_ppo: PPOConfig) -> None:
     # Runner 1's env raises at its 150th step, every time: a new runner samples its 100
-    # steps, then fails in the next iteration. Its failures are alike, but a sample comes
-    # between any two of them, so they are never in a row and training goes on.
+    # steps, then fails in the next iteration, 149 steps after it was made. A sample
+    # comes between any two failures, yet each new runner fails at the same point: a bug,
+    # which stops training at its fourth failure (until issue 46, a sample in between
+    # broke the row, and this went on restarting).
     config = always_failing(small_ppo, fail_on=[1], tolerance=100, at_step=150)
     with config.build() as algo:
-        results = [algo.train() for _ in range(8)]
+        results = [algo.train() for _ in range(7)]
+        with pytest.raises(ValueError, match=r"^env failed at step 150\n") as info:
+            algo.train()
     restarts = [r["env_runner_group"]["num_remote_env_runner_restarts"] for r in results]
-    assert restarts == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert restarts == [0, 0, 1, 1, 2, 2, 3]
     healthy = [r["env_runner_group"]["num_healthy_env_runners"] for r in results]
-    assert healthy == [2, 1] * 4
+    assert healthy == [2, 1, 2, 1, 2, 1, 2]
+    assert "failed the same way 4 times in a row, each time 149 env steps after it was made" in (
+        "\n".join(info.value.__notes__)
+    )
 
 
 def test_tolerance_zero_raises_the_first_failure_despite_restarts(small_ppo: PPOConfig) -> None:
