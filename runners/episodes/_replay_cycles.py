@@ -30,6 +30,7 @@ header names its producer; ``cycle_for`` picks the cycle:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +41,7 @@ from hookbus.kernel import ConfigError, ReplayOutcome, ReplaySettings
 from hookbus.metrics import MetricsLogger, results
 
 from ._rllib_logger import RLlibMetricsLogger
+from ._standins import MAX_SOURCES
 
 __all__ = ("RLlibCycle", "ReplayCycle", "SharedCycle", "cycle_for")
 
@@ -109,8 +111,9 @@ class RLlibCycle(ReplayCycle):
         super().__init__()
         self.root = RLlibMetricsLogger(root=True)
         """The Algorithm's logger (``algorithm.metrics``): the driver's events log here."""
-        self.runners: dict[str, RLlibMetricsLogger] = {}
-        """Each EnvRunner source's logger (``env_runner.metrics``), by source."""
+        self.runners: OrderedDict[str, RLlibMetricsLogger] = OrderedDict()
+        """Each EnvRunner source's logger (``env_runner.metrics``), by source: at most
+        ``MAX_SOURCES``, the least recently made going first (a hostile recording)."""
         self._round: list[Any] = []  # evaluation handovers of the round under way
         self._after_compile: list[Any] = []  # evaluation handovers RLlib merges after it
         self._evaluation: dict[str, Any] | None = None  # the last round's, for its result
@@ -123,6 +126,8 @@ class RLlibCycle(ReplayCycle):
             # A runner numbering from 0 again is a new one (RLlib restarted it): a new
             # process, with a logger of its own.
             if found is None or event.seq == 0:
+                if found is None and len(self.runners) >= MAX_SOURCES:
+                    self.runners.popitem(last=False)
                 found = self.runners[source] = RLlibMetricsLogger()
             return found
         return self.root if self._deferred is None else self._deferred
@@ -163,6 +168,8 @@ class RLlibCycle(ReplayCycle):
     def _done(self, event: BaseEvent) -> None:
         if isinstance(event, SampleEnd) and _is_runner(event.source):
             handover = self.runners[event.source].handover() if event.source in self.runners else {}
+            if not handover:  # nothing logged since the last one: nothing to merge
+                return
             if event.source.startswith("eval_"):
                 self._round.append(handover)
             else:

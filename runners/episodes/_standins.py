@@ -16,7 +16,7 @@ nothing else gave.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -36,6 +36,7 @@ from hookbus.events import (
 from hookbus.kernel import HookbusError
 
 __all__ = (
+    "MAX_SOURCES",
     "AlgorithmStandIn",
     "EnvRunnerStandIn",
     "EnvStandIn",
@@ -211,14 +212,27 @@ class EnvRunnerStandIn(StandIn):
         self.env.num_envs = event.num_envs
 
 
+MAX_SOURCES = 10_000
+"""How many sources' EnvRunner stand-ins a replay keeps (as ``check_lifecycle`` tracks at
+most this many sources): past it, the least recently made one goes, and a later event of
+that source gets a new stand-in (which knows its index from the source's name)."""
+
+_MAX_FILLS = 4 * MAX_SOURCES
+
+
 class StandIns:
-    """One replay's stand-ins: the Algorithm's, and each source's EnvRunner and env."""
+    """One replay's stand-ins: the Algorithm's, and each source's EnvRunner and env.
+
+    Bounded whatever the recording holds: at most ``MAX_SOURCES`` runner stand-ins and
+    ``4 * MAX_SOURCES`` fills.
+    """
 
     def __init__(self) -> None:
         self.algorithm: AlgorithmStandIn | None = None
-        self.runners: dict[str, EnvRunnerStandIn] = {}
+        self.runners: OrderedDict[str, EnvRunnerStandIn] = OrderedDict()
         # What to fill in, per event type and source: worked out once, as replay runs
-        # this for every recorded step (a few dict operations per event).
+        # this for every recorded step (a few dict operations per event). A fill holds its
+        # source's runner stand-in, so the fills go with any runner stand-in that goes.
         self._fills: dict[tuple[type[BaseEvent], str], Fill] = {}
 
     def complete(self, event: BaseEvent, live: dict[str, Any]) -> dict[str, Any]:
@@ -227,6 +241,8 @@ class StandIns:
         key = (type(event), event.source)
         fill = self._fills.get(key)
         if fill is None:
+            if len(self._fills) >= _MAX_FILLS:  # they are cheap to work out again
+                self._fills.clear()
             fill = self._fills[key] = self._fill_for(*key)
         fill(event, live)
         return live
@@ -239,6 +255,9 @@ class StandIns:
         if "env_runner" in names or "env" in names:
             runner = self.runners.get(source)
             if runner is None:
+                if len(self.runners) >= MAX_SOURCES:  # a hostile or huge recording
+                    self.runners.popitem(last=False)
+                    self._fills.clear()
                 runner = self.runners[source] = EnvRunnerStandIn(source)
             created = issubclass(event_type, EnvironmentCreated)
             parts.append(_runner_fill(runner, "env_runner" in names, "env" in names, created))
