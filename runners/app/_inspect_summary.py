@@ -14,7 +14,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from hookbus.events import HOOKS, BaseEvent, EpisodeEnd, EpisodeStart, EpisodeStep
+from hookbus.events import HOOKS, BaseEvent, EpisodeEnd, EpisodeStart, EpisodeStep, RecordingGap
 from hookbus.kernel import UnknownEvent
 
 from ._output import printable
@@ -79,6 +79,7 @@ class Summary:
         self.dropped = 0  # unfinished episodes no longer tallied (more than MAX_OPEN open)
         self.untallied = 0  # finished episodes among those: not in the figures
         self.done = _Finished(list_episodes)
+        self.gaps: list[RecordingGap] = []  # the first few: where the file lost events
 
     def add(self, event: BaseEvent | UnknownEvent) -> None:
         source = event.source
@@ -104,6 +105,8 @@ class Summary:
             self._start(event.episode_id)
         elif isinstance(event, EpisodeEnd):
             self._end(event)
+        elif isinstance(event, RecordingGap) and len(self.gaps) < _UNKNOWN_LISTED:
+            self.gaps.append(event)
 
     def _start(self, episode_id: str) -> None:
         self.open[episode_id] = [0, 0.0]
@@ -165,6 +168,10 @@ class Summary:
             lines += self._type_lines()
         if self.first_unknown:
             lines += self._unknown_lines()
+        if self.gaps:  # said as check_lifecycle says it (imported only if needed)
+            from ..episodes._gaps import describe_gap
+
+            lines += [f"gap: {printable(describe_gap(gap))}" for gap in self.gaps]
         lines += self._episode_lines()
         return "\n".join(lines)
 

@@ -109,9 +109,10 @@ def test_inspect_shows_the_gap(killed: KilledRun) -> None:
     hookbus = Path(sys.executable).with_name("hookbus")
     shown = subprocess.run([hookbus, "inspect", killed.path], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
-    # Counted as every hook is, under the source of its own; --check says what it marks.
+    # Counted as every hook is, under the source of its own, and said in a line of its own.
     assert re.search(r"on_recording_gap +1\n", shown.stdout), shown.stdout
     assert re.search(r"recorder +1\n", shown.stdout), shown.stdout
+    assert re.search(r"\ngap: the recording " + LOST, shown.stdout), shown.stdout
     checked = [hookbus, "inspect", "--check", killed.path]
     refused = subprocess.run(checked, capture_output=True, text=True)
     assert refused.returncode == 2
