@@ -27,7 +27,7 @@ from ._events import (
     SampleEnd as SampleEnd,
     TrainResult as TrainResult,
 )
-from ._public import publish_names
+from ._public import on_first_use as on_first_use, publish_names as publish_names
 from ._registry import (
     event_type as event_type,
     event_types as event_types,
@@ -64,7 +64,8 @@ __all__ = (
     "event_type",
     "event_types",
     "event_union",
+    "on_first_use",
+    "publish_names",
 )
 
 publish_names(__name__, globals(), __all__)
-del publish_names

@@ -6,8 +6,7 @@ live with the runners (``hookbus.runners``) and plug in as ``EventRules``.
 
 from typing import TYPE_CHECKING
 
-from hookbus.events import HookbusError as HookbusError
-from hookbus.events._public import publish_names
+from hookbus.events import HookbusError as HookbusError, publish_names
 
 from ._bus import Bus as Bus, BusStatistics as BusStatistics, Dispatcher as Dispatcher
 from ._callback import Callback as Callback

@@ -10,7 +10,7 @@ or a caller says chooses what is imported.
 
 from typing import TYPE_CHECKING
 
-from ._lazy import on_first_use as _on_first_use
+from hookbus.events import on_first_use as _on_first_use
 
 if TYPE_CHECKING:
     from hookbus.metrics import (

@@ -54,19 +54,7 @@ CIRCLES_STILL_OPEN: set[tuple[str, str]] = {
 STILL_TOO_LONG: set[str] = {"runners/algorithm/_algorithm.py", "runners/config/_settings.py"}
 
 # Private modules of another package still imported: (importer, module), without "hookbus.".
-NOT_YET_PUBLIC: set[tuple[str, str]] = {
-    (importer, "events._public")
-    for importer in (
-        "kernel",
-        "runners._lazy",
-        "runners.algorithm._algorithm",
-        "runners.algorithms.dqn._algorithm",
-        "runners.algorithms.ppo._algorithm",
-        "runners.callbacks",
-        "runners.episodes",
-        "runners.reporting",
-    )
-}
+NOT_YET_PUBLIC: set[tuple[str, str]] = set()
 
 # Imports of a room on a floor above the importer's (or of the runners' own door).
 STILL_UPWARD: set[tuple[str, str]] = {

@@ -6,7 +6,8 @@ when Ray Tune is installed, which takes seconds to import (``_tune.py`` says why
 
 from typing import TYPE_CHECKING
 
-from .._lazy import on_first_use as _on_first_use
+from hookbus.events import on_first_use as _on_first_use
+
 from ._checkpoint import (
     MAX_CHECKPOINT_BYTES as MAX_CHECKPOINT_BYTES,
     list_checkpoints as list_checkpoints,

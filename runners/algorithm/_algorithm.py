@@ -40,8 +40,8 @@ from hookbus.events import (
     EvaluateEnd,
     EvaluateStart,
     TrainResult,
+    publish_names,
 )
-from hookbus.events._public import publish_names
 from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger
 

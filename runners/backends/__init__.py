@@ -18,9 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from hookbus.events import on_first_use as _on_first_use
 from hookbus.kernel import ConfigError
-
-from .._lazy import on_first_use as _on_first_use
 
 if TYPE_CHECKING:
     from ._base import EnvRunnerHandle as EnvRunnerHandle, HandleFactory as HandleFactory

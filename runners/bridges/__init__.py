@@ -11,7 +11,7 @@ so that any training loop stepping it publishes its episodes (docs/any_loop.md).
 
 from typing import TYPE_CHECKING
 
-from .._lazy import on_first_use
+from hookbus.events import on_first_use
 
 __all__ = ("from_rllib", "rllib_callbacks", "sb3_callback", "wrap_env")
 

@@ -1,6 +1,6 @@
 """Ready-made callbacks: what many runs need, in one line of config (docs/metrics.md)."""
 
-from hookbus.events._public import publish_names
+from hookbus.events import publish_names
 
 from ._info_metrics import InfoMetrics as InfoMetrics
 

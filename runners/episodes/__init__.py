@@ -1,6 +1,6 @@
 """Episodes: what EnvRunners step envs into, rebuilt on replay, checked by the hooks' rules."""
 
-from hookbus.events._public import publish_names
+from hookbus.events import publish_names
 
 from ._agent_events import (
     apply_reset as apply_reset,

@@ -7,7 +7,7 @@ curves from run directories (what ``hookbus plot`` does). For tools that read a 
 there), and the curves' default keys ``DEFAULT_METRIC`` and ``STEP_KEY``.
 """
 
-from hookbus.events._public import publish_names
+from hookbus.events import publish_names
 
 from ._csv import CsvLogger as CsvLogger
 from ._files import RunTraces as RunTraces, flatten as flatten, run_traces as run_traces

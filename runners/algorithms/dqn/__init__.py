@@ -5,7 +5,8 @@
 
 from typing import TYPE_CHECKING
 
-from ..._lazy import on_first_use as _on_first_use
+from hookbus.events import on_first_use as _on_first_use
+
 from ._config import DQNConfig as DQNConfig
 from ._learner import DQNLearner as DQNLearner, DQNModule as DQNModule
 from ._replay_buffer import (

@@ -15,7 +15,7 @@ import anyio
 import gymnasium as gym
 from numpy.typing import NDArray
 
-from hookbus.events._public import publish_names
+from hookbus.events import publish_names
 from hookbus.kernel import Bus, ConfigError
 
 from ...algorithm import Algorithm, Learner, MultiLearner, check_structure

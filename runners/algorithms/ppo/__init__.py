@@ -5,7 +5,8 @@
 
 from typing import TYPE_CHECKING
 
-from ..._lazy import on_first_use as _on_first_use
+from hookbus.events import on_first_use as _on_first_use
+
 from ._config import PPOConfig as PPOConfig
 from ._learner import PPOLearner as PPOLearner, PPOModule as PPOModule, Trajectory as Trajectory
 

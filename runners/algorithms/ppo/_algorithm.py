@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from hookbus.events._public import publish_names
+from hookbus.events import publish_names
 from hookbus.kernel import ConfigError
 
 from ..._module_spec import RLModuleSpec, module_kind
