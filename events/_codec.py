@@ -18,17 +18,15 @@ UTF-8 or nesting too deep for the stack is a ``CodecError`` naming what is wrong
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
-import warnings
+import sys
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import msgspec
-import numpy as np
-from numpy.lib.format import descr_to_dtype, dtype_to_descr
 
-from ._errors import HookbusError
+from ._errors import CodecError
 
 __all__ = (
     "CodecError",
@@ -40,12 +38,7 @@ __all__ = (
     "msgpack_encoder",
 )
 
-_EXT_ARRAY = 1
-_EXT_SCALAR = 2
-# numpy 2's limit (numpy 1's is 32, refused by numpy itself): also bounds the work of
-# multiplying out a hostile shape, which could otherwise hold millions of huge dimensions.
-_MAX_DIMS = 64
-_ARRAY_KEY = "__ndarray__"
+_ARRAY_KEY = "__ndarray__"  # as ``_arrays.ARRAY_KEY``: read without importing numpy
 _SCALAR_KEY = "__npscalar__"
 _FLOAT_KEY = "__float__"
 # The floats JSON cannot hold, by their stand-in's text. The sign of a NaN is kept (numpy's
@@ -53,108 +46,46 @@ _FLOAT_KEY = "__float__"
 _NOT_FINITE = {"nan": math.nan, "-nan": -math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-class CodecError(HookbusError, ValueError):
-    """Raise when a value cannot be encoded, or bytes do not decode to the asked type."""
+# --- numpy, on first use ----------------------------------------------------------------
+#
+# The codec loads numpy only when a numpy value is first encoded or decoded (SPEC.md,
+# Layout: importing the kernel loads no numpy). Encoding needs no import to tell a numpy
+# value: if numpy is not loaded, no value can be one. The enc hooks look a value's type up
+# in a table (one dict lookup, as cheap as the isinstance tests they replace) and, the first
+# time they meet a type, ask ``_numpy_encoder`` what it is.
+
+_numpy: ModuleType | None = None
 
 
-def _descr(dtype: np.dtype[Any]) -> Any:
-    if dtype.hasobject:
-        raise CodecError(
-            f"cannot encode a numpy value of dtype {dtype!r}: object arrays hold arbitrary "
-            "Python objects; convert to a numeric, bool, string or structured dtype"
-        )
-    return dtype_to_descr(dtype)
+def _arrays() -> ModuleType:
+    """Return ``_arrays`` (numpy's half of the codec), importing it on first use."""
+    global _numpy
+    if _numpy is None:
+        from . import _arrays as module
+
+        _numpy = module
+    return _numpy
 
 
-def _scalar_dtype(obj: np.generic) -> np.dtype[Any]:
-    # An empty np.str_ or np.bytes_ reports a zero-size dtype (<U0, |S0), yet tobytes() gives
-    # one character's bytes; the dtype of its array form (<U1, |S1) describes them.
-    dtype = obj.dtype
-    return dtype if dtype.itemsize else np.asarray(obj).dtype
+Encode = Callable[[Any], Any]
+_MAX_TYPES = 256  # numpy's scalar types and ndarray subclasses; a bound all the same
 
 
-def _dtype(descr: Any) -> np.dtype[Any]:
-    # JSON and msgpack turn the tuples of a structured descr into lists; numpy wants tuples.
-    if isinstance(descr, list):
-        descr = [tuple(_dtype_field(f)) for f in descr]
-    return descr_to_dtype(descr)
-
-
-def _dtype_field(field: list[Any]) -> list[Any]:
-    return [field[0], _dtype(field[1]), *field[2:]] if isinstance(field[1], list) else field
-
-
-# Checked dtypes by descr string: a JSON recording names one per array, and checking costs.
-_dtypes: dict[str, np.dtype[Any]] = {}
-
-
-def _checked_dtype(descr: Any) -> np.dtype[Any]:
-    try:
-        with warnings.catch_warnings():
-            # A deprecated alias numpy still reads ("a" for "S") is never what hookbus writes.
-            warnings.simplefilter("error", DeprecationWarning)
-            return _dtype(descr)
-    # numpy's parser of dtype strings raises all of these, SyntaxError included ("<f,").
-    except (
-        TypeError,
-        ValueError,
-        KeyError,
-        IndexError,
-        AttributeError,
-        RecursionError,
-        SyntaxError,
-        DeprecationWarning,
-    ) as exc:
-        raise CodecError(f"malformed numpy value: bad dtype {descr!r:.80} ({exc})") from exc
-
-
-def _layout(descr: Any, shape: Any) -> tuple[np.dtype[Any], tuple[int, ...], int]:
-    """Check a decoded numpy header; return its dtype, shape and payload size in bytes."""
-    if type(descr) is not str and type(descr) is not list:  # numpy takes None for float64
-        raise CodecError(f"malformed numpy value: bad dtype {descr!r:.80}")
-    dtype = _dtypes.get(descr) if type(descr) is str else None
-    if dtype is None:
-        dtype = _checked_dtype(descr)
-        if type(descr) is str and len(_dtypes) < _MAX_HEADERS:
-            _dtypes[descr] = dtype
-    if dtype.hasobject:  # the bytes would be read as pointers
-        raise CodecError(f"malformed numpy value: object dtype {dtype!r} is never written")
-    dims = _shape(shape)
-    count = math.prod(dims)
-    if dtype.itemsize == 0 and count > 1:
-        # No bytes bound how many items it claims (2**63 would do): only what cannot be big.
-        raise CodecError(
-            f"malformed numpy value: {count:,} items of the zero-size dtype {dtype.str!r}; "
-            "only empty arrays and single values of it are read"
-        )
-    return dtype, dims, count * dtype.itemsize
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    # A loop, not all(<generator>): this runs for every array of a JSON recording.
-    if (type(shape) is list or type(shape) is tuple) and len(shape) <= _MAX_DIMS:
-        for n in shape:
-            if type(n) is not int or n < 0:
-                break
-        else:
-            return tuple(shape)
-    raise CodecError(f"malformed numpy value: bad shape {shape!r:.80}")
-
-
-def _from_bytes(raw: bytes | memoryview, layout: tuple[np.dtype[Any], tuple[int, ...], int]) -> Any:
-    """Return the C-order array ``raw`` holds (a view of it), once its length is checked."""
-    dtype, shape, size = layout
-    if len(raw) != size:
-        raise CodecError(
-            f"malformed numpy value: {len(raw)} bytes of data, but dtype {dtype.str!r} and "
-            f"shape {list(shape)} take {size}"
-        )
-    try:
-        if dtype.itemsize == 0:  # frombuffer cannot count items of size 0; there are no bytes
-            return np.empty(shape, dtype)
-        return np.frombuffer(raw, dtype=dtype).reshape(shape)
-    except ValueError as exc:  # e.g. more dimensions than this numpy takes
-        raise CodecError(f"malformed numpy value: {exc}") from exc
+def _numpy_encoder(obj: Any, table: dict[type, Encode], array: str, scalar: str) -> Encode | None:
+    """Return ``_arrays``' encoder named ``array`` or ``scalar`` for ``obj``'s type (kept in
+    ``table``), or None if ``obj`` is not a numpy value."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    if isinstance(obj, np.ndarray):
+        encode: Encode = getattr(_arrays(), array)
+    elif isinstance(obj, np.generic):
+        encode = getattr(_arrays(), scalar)
+    else:
+        return None
+    if len(table) < _MAX_TYPES:
+        table[type(obj)] = encode
+    return encode
 
 
 # --- MessagePack ----------------------------------------------------------------------------
@@ -163,65 +94,22 @@ _header_encoder = msgspec.msgpack.Encoder()
 _header_decoder = msgspec.msgpack.Decoder()
 
 
-# Headers by (ext code, dtype, shape): observations repeat both, and building a header
-# (dtype_to_descr, an encode) costs several times what the rest of the hook does.
-_headers: dict[tuple[int, np.dtype[Any], tuple[int, ...]], bytes] = {}
-_MAX_HEADERS = 4096
-
-
-def _msgpack_header(code: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:
-    key = (code, dtype, shape)
-    header = _headers.get(key)
-    if header is None:
-        body = _header_encoder.encode((_descr(dtype), shape))
-        header = len(body).to_bytes(4, "little") + body
-        if len(_headers) < _MAX_HEADERS:
-            _headers[key] = header
-    return header
+_msgpack_by_type: dict[type, Encode] = {}
 
 
 def _msgpack_enc_hook(obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        header = _msgpack_header(_EXT_ARRAY, obj.dtype, obj.shape)
-        raw = obj.tobytes()  # C order, whatever the array's layout
-        return msgspec.msgpack.Ext(_EXT_ARRAY, header + raw)
-    if isinstance(obj, np.generic):
-        header = _msgpack_header(_EXT_SCALAR, _scalar_dtype(obj), ())
-        return msgspec.msgpack.Ext(_EXT_SCALAR, header + obj.tobytes())
-    raise NotImplementedError(_unencodable(obj))
-
-
-# Checked layouts by header bytes: decoding a header and building its dtype (descr_to_dtype)
-# costs more than the rest of the hook, and a recording repeats a few headers throughout.
-_layouts: dict[bytes, tuple[np.dtype[Any], tuple[int, ...], int]] = {}
-
-
-def _msgpack_layout(header: bytes) -> tuple[np.dtype[Any], tuple[int, ...], int]:
-    layout = _layouts.get(header)
-    if layout is None:
-        try:
-            descr, shape = _header_decoder.decode(header)
-        except (msgspec.DecodeError, ValueError, TypeError, RecursionError) as exc:
-            raise CodecError(f"malformed numpy value: bad header ({exc})") from exc
-        layout = _layout(descr, shape)
-        if len(_layouts) < _MAX_HEADERS:
-            _layouts[header] = layout
-    return layout
+    encode = _msgpack_by_type.get(type(obj))
+    if encode is None:
+        encode = _numpy_encoder(obj, _msgpack_by_type, "msgpack_array", "msgpack_scalar")
+        if encode is None:
+            raise NotImplementedError(_unencodable(obj))
+    return encode(obj)
 
 
 def _msgpack_ext_hook(code: int, data: memoryview) -> Any:
-    if code not in (_EXT_ARRAY, _EXT_SCALAR):
+    if code not in (1, 2):  # ``_arrays.EXT_ARRAY`` and ``EXT_SCALAR``
         raise CodecError(f"unknown MessagePack extension type {code}; hookbus writes 1 and 2")
-    # Payload: 4-byte little-endian header length, the msgpack header [descr, shape], raw bytes.
-    header_end = 4 + int.from_bytes(data[:4], "little")
-    if len(data) < 4 or header_end > len(data):
-        raise CodecError(f"malformed numpy value: {len(data)} bytes cannot hold its header")
-    layout = _msgpack_layout(bytes(data[4:header_end]))
-    if code == _EXT_SCALAR:
-        if layout[1]:
-            raise CodecError(f"malformed numpy scalar: shape {list(layout[1])}, not []")
-        return _from_bytes(data[header_end:], layout)[()]
-    return _from_bytes(data[header_end:], layout).copy()  # a view of a transient buffer
+    return _arrays().from_msgpack_ext(code, data)
 
 
 _msgpack_encoder = msgspec.msgpack.Encoder(enc_hook=_msgpack_enc_hook)
@@ -286,19 +174,16 @@ def decode_msgpack(data: bytes | memoryview, type: Any = Any) -> Any:
 
 # --- JSON -----------------------------------------------------------------------------------
 
+_json_by_type: dict[type, Encode] = {}
+
 
 def _json_enc_hook(obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        raw = np.ascontiguousarray(obj).tobytes()
-        return {
-            _ARRAY_KEY: base64.b64encode(raw).decode(),
-            "dtype": _descr(obj.dtype),
-            "shape": list(obj.shape),
-        }
-    if isinstance(obj, np.generic):
-        text = base64.b64encode(obj.tobytes()).decode()
-        return {_SCALAR_KEY: text, "dtype": _descr(_scalar_dtype(obj))}
-    raise NotImplementedError(_unencodable(obj))
+    encode = _json_by_type.get(type(obj))
+    if encode is None:
+        encode = _numpy_encoder(obj, _json_by_type, "json_array", "json_scalar")
+        if encode is None:
+            raise NotImplementedError(_unencodable(obj))
+    return encode(obj)
 
 
 def _revive(obj: Any) -> Any:
@@ -309,11 +194,9 @@ def _revive(obj: Any) -> Any:
     """
     if type(obj) is dict:
         if _ARRAY_KEY in obj:
-            layout = _layout(obj.get("dtype"), obj.get("shape"))
-            return _from_bytes(_base64(obj[_ARRAY_KEY]), layout).copy()
+            return _arrays().from_json_array(obj)
         if _SCALAR_KEY in obj:
-            layout = _layout(obj.get("dtype"), ())
-            return _from_bytes(_base64(obj[_SCALAR_KEY]), layout)[()]
+            return _arrays().from_json_scalar(obj)
         if _FLOAT_KEY in obj:
             return _not_finite(obj[_FLOAT_KEY])
         for key, value in obj.items():  # values replaced, keys untouched: safe while iterating
@@ -332,14 +215,6 @@ def _not_finite(text: Any) -> float:
         allowed = ", ".join(map(repr, _NOT_FINITE))
         raise CodecError(f"malformed float stand-in: {text!r:.40} (allowed: {allowed})")
     return value
-
-
-def _base64(text: Any) -> bytes:
-    # Strict: b64decode's default skips characters outside the alphabet, hiding damage.
-    try:
-        return binascii.a2b_base64(text, strict_mode=True)
-    except (binascii.Error, TypeError, ValueError) as exc:
-        raise CodecError(f"malformed numpy value: bad base64 data {text!r:.40} ({exc})") from exc
 
 
 _json_encoder = msgspec.json.Encoder(enc_hook=_json_enc_hook)
@@ -378,8 +253,9 @@ def _with_stand_ins(obj: Any, data: bytes) -> bytes:
     return data
 
 
-# What never holds a float: a value of these types needs no look inside.
-_LEAVES = frozenset({str, int, bool, type(None), bytes, np.ndarray})
+# What never holds a float: a value of these types needs no look inside (nor do numpy
+# values, which are base64: the types the JSON enc hook has met, ``_json_by_type``).
+_LEAVES = frozenset({str, int, bool, type(None), bytes})
 
 
 def _may_hold_not_finite(obj: Any) -> bool:
@@ -393,10 +269,11 @@ def _may_hold_not_finite(obj: Any) -> bool:
         values = obj
     elif isinstance(obj, msgspec.Struct):
         values = msgspec.structs.astuple(obj)
-    else:  # numpy scalars are base64; a dataclass, a set, a float subclass, ...: look closer
-        return kind not in _LEAVES and not isinstance(obj, np.generic)
+    else:  # numpy values are base64; a dataclass, a set, a float subclass, ...: look closer
+        return kind not in _LEAVES and kind not in _json_by_type
     for value in values:
-        if type(value) not in _LEAVES and _may_hold_not_finite(value):
+        kind = type(value)
+        if kind not in _LEAVES and kind not in _json_by_type and _may_hold_not_finite(value):
             return True
     return False
 

@@ -6,7 +6,7 @@ invalid event type with the same ``ConfigError`` the kernel raises for a bad sub
 
 from __future__ import annotations
 
-__all__ = ("ConfigError", "HookbusError")
+__all__ = ("CodecError", "ConfigError", "HookbusError")
 
 
 class HookbusError(Exception):
@@ -16,3 +16,7 @@ class HookbusError(Exception):
 class ConfigError(HookbusError, ValueError):
     """Raise when a subscriber, hook name, event type, plugin or option is not one hookbus
     accepts; the message names the bad value and what is allowed."""
+
+
+class CodecError(HookbusError, ValueError):
+    """Raise when a value cannot be encoded, or bytes do not decode to the asked type."""

@@ -35,9 +35,9 @@ with statistics alone, the chain counts every publish and times one in ``SAMPLE_
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import linecache
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -244,7 +244,7 @@ def _compiled(source: str, hook: str) -> Any:
     every chain) reuses one entry, so the cache holds one per shape, not one per compile.
     An entry with no modification time is never dropped by ``linecache.checkcache``.
     """
-    digest = hashlib.blake2s(source.encode(), digest_size=4).hexdigest()
+    digest = f"{zlib.crc32(source.encode()):08x}"
     filename = f"<hookbus chain {hook} {digest}>"
     if filename not in linecache.cache:
         lines = source.splitlines(keepends=True)

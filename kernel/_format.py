@@ -18,9 +18,7 @@ reads at least that deep (more, as far as the stack lets it).
 
 from __future__ import annotations
 
-import hashlib
 import struct
-from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
 import msgspec
@@ -109,11 +107,16 @@ class RecordingHeader(msgspec.Struct, frozen=True, kw_only=True):
 def schema_fingerprint() -> str:
     """Return a short hash of the event types' JSON schema: it changes when events change."""
     schema = msgspec.json.encode(msgspec.json.schema(Event))
+    import hashlib  # only when a header is made: its import costs a service's start
+
     return hashlib.sha256(schema).hexdigest()[:16]
 
 
 def hookbus_version() -> str:
     """Return the installed hookbus's version, for headers and messages."""
+    # importlib.metadata costs ~20 ms to import: only when a file or a message needs it.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("hookbus")
     except PackageNotFoundError:  # pragma: no cover - running from a bare source tree

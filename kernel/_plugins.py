@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = ("PLUGIN_GROUP", "available_plugins", "check_plugin_selection", "load_plugins")
 
@@ -14,6 +17,9 @@ PLUGIN_GROUP = "hookbus.plugins"
 
 def available_plugins() -> dict[str, EntryPoint]:
     """Return the installed plugins by name, sorted by name."""
+    # importlib.metadata costs ~20 ms to import (email, zipfile, ...): only when asked.
+    from importlib.metadata import entry_points
+
     found = {ep.name: ep for ep in entry_points(group=PLUGIN_GROUP)}
     return dict(sorted(found.items()))
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hookbus.events import BaseEvent
-from hookbus.metrics import MetricsLogger
 
 from ._bus import Bus
 from ._errors import ConfigError
@@ -19,6 +18,9 @@ from ._hooks import event_type_for
 from ._read import read_recording, read_recording_header
 from ._recorded_types import UnknownEvent, unknown_type_error
 from ._rules import MERGES, ReplayRules, ReplaySettings, replay_states
+
+if TYPE_CHECKING:  # metrics (and numpy) load when a replay makes its logger
+    from hookbus.metrics import MetricsLogger
 
 __all__ = ("MAX_OPEN_EPISODES", "Kept", "replay", "replay_and_keep")
 
@@ -127,7 +129,11 @@ async def replay_and_keep(
         raise ConfigError(f"merge must be one of {', '.join(map(repr, MERGES))}, not {merge!r}")
     if producer is not None and not isinstance(producer, str):
         raise ConfigError(f"producer must be a str (a recording header's), not {producer!r}")
-    logger = metrics_logger if metrics_logger is not None else MetricsLogger()
+    logger = metrics_logger
+    if logger is None:
+        from hookbus.metrics import MetricsLogger
+
+        logger = MetricsLogger()
     types = [event_type_for(cls) for cls in types]  # checked before anything is read
     keep_types = None if hooks is None else {event_type_for(h) for h in hooks}
     keep_sources = None if sources is None else set(sources)

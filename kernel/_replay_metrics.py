@@ -10,16 +10,18 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from hookbus.events import BaseEvent
-from hookbus.metrics import MetricsLogger, results
 
 from ._bus import Bus
 from ._errors import ConfigError
 from ._replay import Kept, replay_and_keep
+
+if TYPE_CHECKING:  # metrics (and numpy) load when a replay runs
+    from hookbus.metrics import MetricsLogger
 
 __all__ = ("ReplayResult", "replay_into")
 
@@ -110,6 +112,8 @@ def replay_into(
 def _result(count: int, kept: Kept, callbacks: tuple[object, ...]) -> ReplayResult:
     """Return the ``ReplayResult``: from the rules' outcome if some report one (the first
     with iterations, else the first), else from the logger alone."""
+    from hookbus.metrics import results
+
     outcomes = [state.outcome() for state in kept.states if hasattr(state, "outcome")]
     found = next((o for o in outcomes if o.iterations), outcomes[0] if outcomes else None)
     if found is None:

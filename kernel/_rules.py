@@ -17,13 +17,14 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable, Collection, Mapping
-from importlib.metadata import entry_points
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from hookbus.events import BaseEvent
-from hookbus.metrics import MetricsLogger
 
 from ._errors import ConfigError
+
+if TYPE_CHECKING:  # annotations only: the kernel loads no metrics (nor numpy) on import
+    from hookbus.metrics import MetricsLogger
 
 __all__ = (
     "MERGES",
@@ -188,6 +189,8 @@ def installed_rules() -> tuple[tuple[EventRules, ...], dict[type[BaseEvent], int
     if not _loaded:
         with _lock:
             if not _loaded:
+                from importlib.metadata import entry_points  # ~20 ms: only when asked
+
                 _loaded.append(_load(sorted(entry_points(group=RULES_GROUP), key=_name)))
     return _loaded[0].rules, _loaded[0].by_type
 

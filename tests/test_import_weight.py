@@ -58,3 +58,41 @@ def test_the_runners_names_still_load_on_first_use() -> None:
         "from hookbus.runners import PPOConfig\nassert PPOConfig.__module__ == 'hookbus.runners'"
     )
     assert "gymnasium" in loaded["heavy"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("package", ["hookbus.events", "hookbus.kernel", "hookbus.events.codec"])
+def test_the_kernel_and_events_load_neither_numpy_nor_gymnasium(package: str) -> None:
+    loaded = loaded_by(f"import {package}\nfrom hookbus.kernel import Bus, Callback, Recorder")
+    assert loaded["heavy"] == [], loaded["heavy"]
+    assert not any(m.startswith("hookbus.metrics") for m in loaded["ours"])  # type: ignore[union-attr]
+
+
+def test_numpy_loads_when_an_array_is_first_encoded_or_decoded() -> None:
+    loaded = loaded_by(
+        "from hookbus.events import codec\n"
+        "data = codec.encode_msgpack({'x': 1.5, 'y': [1, 2]})\n"
+        "assert 'numpy' not in sys.modules\n"
+        "assert codec.decode_json(codec.encode_json({'r': float('nan')}))['r'] != 0\n"
+        "assert 'numpy' not in sys.modules\n"
+        "import numpy as np\n"
+        "back = codec.decode_msgpack(codec.encode_msgpack(np.arange(3)))\n"
+        "assert back.tolist() == [0, 1, 2]\n"
+    )
+    assert loaded["heavy"] == ["numpy"], loaded["heavy"]
+
+
+def test_decoding_an_array_loads_numpy_itself() -> None:
+    # A recording written elsewhere holds arrays; the reader needs no numpy import of its own.
+    import numpy as np
+
+    from hookbus.events import codec
+
+    data = codec.encode_msgpack({"obs": np.ones((2, 2), np.float32)})
+    text = codec.encode_json({"obs": np.ones((2, 2), np.float32)})
+    loaded = loaded_by(
+        "from hookbus.events import codec\n"
+        f"obs = codec.decode_msgpack({data!r})['obs']\n"
+        f"assert codec.decode_json({text!r})['obs'].dtype.str == '<f4'\n"
+        "assert obs.shape == (2, 2) and obs.dtype.str == '<f4'\n"
+    )
+    assert loaded["heavy"] == ["numpy"]
