@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from hookbus.events import publish_names
 from hookbus.kernel import ConfigError
 
 __all__ = ("MultiRLModuleSpec", "RLModuleSpec", "RandomRLModule", "module_kind")
@@ -265,3 +266,9 @@ def _accepted(cls: type[Any], values: dict[str, Any]) -> dict[str, Any]:
         return values
     names = {p.name for p in parameters}
     return {name: value for name, value in values.items() if name in names}
+
+
+# hookbus's module classes report their public home, ``hookbus.runners``, from the moment
+# they exist: a checkpoint's module file names a class by it (``algorithm/_module_files``),
+# and pickling by reference looks it up there.
+publish_names("hookbus.runners", globals(), ["RandomRLModule"])

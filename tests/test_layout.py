@@ -42,11 +42,12 @@ NOT_YET_THROUGH_THE_DOOR: set[tuple[str, str]] = {
 
 # Imports that still close a circle: (importer, imported), names without "hookbus.".
 CIRCLES_STILL_OPEN: set[tuple[str, str]] = {
-    ("runners._rl_module", "runners.algorithms"),
-    ("runners.algorithm._module_files", "runners"),
-    ("runners.config._settings", "runners.backends"),
-    ("runners.fleet._work", "runners.fleet._group"),
+    # Types only, both: DQNConfig's type argument names the class its build() returns
+    # (AlgorithmConfig["DQN"], which runs by name: AlgorithmClass("DQN")), and DQN reads
+    # its config's own settings. Breaking it costs users DQNConfig().build()'s type.
     ("runners.algorithms.dqn._config", "runners.algorithms.dqn._algorithm"),
+    # The sampling loops name the EnvRunner they step (a Protocol of what they read of it
+    # would break it): env_runner/ is being reworked for the episode publisher (issue 48).
     ("runners.env_runner._sampling", "runners.env_runner._env_runner"),
 }
 
@@ -55,15 +56,6 @@ STILL_TOO_LONG: set[str] = {"runners/algorithm/_algorithm.py", "runners/config/_
 
 # Private modules of another package still imported: (importer, module), without "hookbus.".
 NOT_YET_PUBLIC: set[tuple[str, str]] = set()
-
-# Imports of a room on a floor above the importer's (or of the runners' own door).
-STILL_UPWARD: set[tuple[str, str]] = {
-    ("runners._rl_module", "runners.algorithms"),
-    ("runners.algorithm._module_files", "runners"),
-    ("runners.app._experiment", "runners"),
-    ("runners.app._pytest_plugin", "runners"),
-    ("runners.config._settings", "runners.backends"),
-}
 
 MAX_LINES = 600
 
@@ -447,20 +439,16 @@ def test_every_room_has_a_floor() -> None:
 
 
 def test_rooms_import_only_the_floors_below_them() -> None:
-    found = {
-        (_dotted(importer), _dotted(i.target)): f"(line {i.line}, {i.where})"
+    wrong = sorted(
+        f"{_dotted(importer)} imports {_dotted(i.target)} (line {i.line}, {i.where})"
         for importer in _modules()
         if (room := _room(importer)) is not None
         for i in _imports(importer)
         if i.target[:2] == RUNNERS
         and _room(i.target) != room
         and _floor(_room(i.target)) >= _floor(room)
-    }
-    wrong = sorted(
-        f"{a} imports {b} {where}" for (a, b), where in found.items() if (a, b) not in STILL_UPWARD
     )
     assert not wrong, "an import up (or across) the floors:\n" + "\n".join(wrong)
-    assert not STILL_UPWARD - set(found), "gone: drop it from STILL_UPWARD"
 
 
 def _private_imports_across_rooms() -> set[tuple[str, str]]:

@@ -65,14 +65,9 @@ def _record(module_id: str, module: Any) -> dict[str, Any]:
 
 
 def _class_name(cls: type) -> str:
-    """Name ``cls`` as a module file does: hookbus's own classes by their public name
-    (``hookbus.runners.PPOModule``, whether or not ``hookbus.runners``, which imports its
-    names on first use, has given it yet), any other class by where it is defined."""
-    if cls.__module__.startswith("hookbus.runners"):
-        import hookbus.runners as runners  # here: the package above this room
-
-        if getattr(runners, cls.__qualname__, None) is cls:
-            return f"hookbus.runners.{cls.__qualname__}"
+    """Name ``cls`` as a module file does: by the module it reports, which for hookbus's own
+    module classes is their public one from the start (``hookbus.runners.PPOModule``: they
+    publish themselves where they are defined), for any other class where it is defined."""
     return f"{cls.__module__}.{cls.__qualname__}"
 
 

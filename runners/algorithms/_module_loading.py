@@ -47,10 +47,10 @@ class _Record(msgspec.Struct, forbid_unknown_fields=False):
     state: dict[str, Any]
 
 
-def _names(cls: type[Any]) -> list[str]:
-    """The names a module file may give hookbus's class ``cls``: its public one (what a
-    save writes, ``_module_files``) and where it reports itself defined."""
-    return [f"hookbus.runners.{cls.__qualname__}", f"{cls.__module__}.{cls.__qualname__}"]
+def _name(cls: type[Any]) -> str:
+    """The name a module file gives hookbus's class ``cls``: its public one (what a save
+    writes, ``_module_files``)."""
+    return f"hookbus.runners.{cls.__qualname__}"
 
 
 def _dtype(state: dict[str, Any]) -> Any:
@@ -90,15 +90,15 @@ def _random(record: _Record, spaces: tuple[Any, Any]) -> Any:
 
 def _builders() -> dict[str, Callable[[_Record, tuple[Any, Any]], Any]]:
     """hookbus's module classes by the name a module file gives them (their public name,
-    ``hookbus.runners.PPOModule``, read when asked: ``hookbus.runners`` sets it on import):
-    the only classes a file builds by itself."""
+    ``hookbus.runners.PPOModule``, which they report from their definition on): the only
+    classes a file builds by itself."""
     builders: dict[str, Callable[[_Record, tuple[Any, Any]], Any]] = {}
     for cls, builder in (
         (PPOModule, _network(PPOModule, "vf_share_layers", False)),
         (DQNModule, _network(DQNModule, "dueling", True)),
         (RandomRLModule, _random),
     ):
-        builders.update(dict.fromkeys(_names(cls), builder))
+        builders[_name(cls)] = builder
     return builders
 
 

@@ -39,7 +39,8 @@ STOP_ALIASES = {
 
 def config_class(name: str) -> Any:
     """Return the config class of algorithm ``name`` (PPO or DQN, any case)."""
-    from hookbus.runners import DQNConfig, PPOConfig
+    from ..algorithms.dqn import DQNConfig
+    from ..algorithms.ppo import PPOConfig
 
     classes = {"PPO": PPOConfig, "DQN": DQNConfig}
     try:

@@ -87,7 +87,7 @@ def hookbus_bus() -> Iterator[Bus]:
 @pytest.fixture(scope="session")
 def hookbus_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Record a small real run once per session and give the file's path."""
-    from hookbus.runners import PPOConfig
+    from ..algorithms.ppo import PPOConfig
 
     path = tmp_path_factory.mktemp("hookbus") / "ppo_cartpole.msgpack"
     config = (

@@ -1,5 +1,6 @@
 """The config room: AlgorithmConfig, every setting declared once, and the checks of values."""
 
+from ._backend_names import BACKENDS as BACKENDS, check_backend as check_backend
 from ._checks import (
     Check as Check,
     Rule as Rule,
@@ -49,6 +50,7 @@ from ._settings import (
 from ._table import settings_markdown as settings_markdown, settings_rows as settings_rows
 
 __all__ = (
+    "BACKENDS",
     "DEFAULT_MODULE_ID",
     "DEFAULT_POLICY_ID",
     "MODEL_KEYS",
@@ -66,6 +68,7 @@ __all__ = (
     "Settings",
     "TrainingSettings",
     "boolean",
+    "check_backend",
     "check_values",
     "effective_model_config",
     "finite",

@@ -33,8 +33,8 @@ from hookbus.kernel import ConfigError
 
 from .._exploration import check_exploration_config
 from .._module_spec import MultiRLModuleSpec, RLModuleSpec
-from ..backends import check_backend
 from ..envs import VECTORIZE_MODES, check_env, resolve_registered_env, vectorize_mode
+from ._backend_names import check_backend
 from ._checks import (
     Check,
     Rule,

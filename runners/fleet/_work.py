@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import anyio
 
@@ -26,11 +26,25 @@ from ..backends import EnvRunnerHandle
 from ._faults import collect
 
 if TYPE_CHECKING:
-    from ._group import EnvRunnerGroup
+    from ._health import RunnerHealth
 
 __all__ = ("Units", "Until", "Waves", "Work", "spread")
 
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+class WorkingGroup(Protocol):
+    """What spreading work uses of an ``EnvRunnerGroup`` (``_group``, which calls it): the
+    health of its runners, the weights a restarted one gets, and how it settles outcomes."""
+
+    health: RunnerHealth
+
+    def current_weights(self) -> dict[str, Any]: ...
+
+    async def _settle(
+        self, runners: Sequence[EnvRunnerHandle], outcomes: Sequence[R | Exception]
+    ) -> list[tuple[EnvRunnerHandle, R]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +119,7 @@ class Work(Generic[T]):
     """The setting that ``timeout_s`` comes from, for messages."""
 
 
-async def spread(group: EnvRunnerGroup, work: Work[T]) -> list[T]:
+async def spread(group: WorkingGroup, work: Work[T]) -> list[T]:
     """Do ``work`` on ``group``'s runners; return the results of the requests that succeeded.
 
     A remote runner's failure takes it out of service (or is raised) as the fault-tolerance
@@ -119,7 +133,7 @@ async def spread(group: EnvRunnerGroup, work: Work[T]) -> list[T]:
     return await _pulled(group, work, work.shares)
 
 
-async def _in_waves(group: EnvRunnerGroup, work: Work[T], waves: Waves) -> list[T]:
+async def _in_waves(group: WorkingGroup, work: Work[T], waves: Waves) -> list[T]:
     results: list[T] = []
     began: set[int] = set()  # runners that had a request of this work
     done = 0
@@ -146,7 +160,7 @@ async def _in_waves(group: EnvRunnerGroup, work: Work[T], waves: Waves) -> list[
     return results
 
 
-async def _pulled(group: EnvRunnerGroup, work: Work[T], units: Units | Until) -> list[T]:
+async def _pulled(group: WorkingGroup, work: Work[T], units: Units | Until) -> list[T]:
     """Hand a unit to every free runner as it frees, each request in its own task."""
     results: list[T] = []
     began: set[int] = set()
@@ -200,7 +214,7 @@ def _first(began: set[int], runner: EnvRunnerHandle) -> bool:
 
 
 async def _settle(
-    group: EnvRunnerGroup, runners: Sequence[EnvRunnerHandle], outcomes: Sequence[T | Exception]
+    group: WorkingGroup, runners: Sequence[EnvRunnerHandle], outcomes: Sequence[T | Exception]
 ) -> list[tuple[EnvRunnerHandle, T]]:
     """Count the samples that came first (failures are then not in a row), then the failures."""
     if any(not isinstance(outcome, Exception) for outcome in outcomes):
@@ -209,7 +223,7 @@ async def _settle(
 
 
 async def _revive(
-    group: EnvRunnerGroup, work: Work[T], left: int, total: int, stalled: float
+    group: WorkingGroup, work: Work[T], left: int, total: int, stalled: float
 ) -> None:
     await group.health.revive(
         group.current_weights(),

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from hookbus.events import publish_names
+
 from ..._network_bound import check_module_parameters
 from ...config import AlgorithmConfig, check_values
 from .._nn import MLP, Adam, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
@@ -357,3 +359,8 @@ if TYPE_CHECKING:  # mypy checks the fit to the Protocols, optional capabilities
     _target: type[TargetNetwork] = DQNLearner
     _td_errors: type[TDErrors] = DQNLearner
     _lr: type[LearningRate] = DQNLearner
+
+# hookbus's module classes report their public home, ``hookbus.runners``, from the moment
+# they exist: a checkpoint's module file names a class by it (``algorithm/_module_files``),
+# and pickling by reference looks it up there.
+publish_names("hookbus.runners", globals(), ["DQNModule"])

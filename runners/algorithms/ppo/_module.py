@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from hookbus.events import publish_names
+
 from ..._network_bound import check_module_parameters
 from .._distributions import make_distribution
 from .._nn import MLP, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
@@ -171,3 +173,8 @@ if TYPE_CHECKING:  # mypy checks that the module fits the Protocols
 
     _module: type[RLModule] = PPOModule
     _logits: type[ActionDistInputs] = PPOModule
+
+# hookbus's module classes report their public home, ``hookbus.runners``, from the moment
+# they exist: a checkpoint's module file names a class by it (``algorithm/_module_files``),
+# and pickling by reference looks it up there.
+publish_names("hookbus.runners", globals(), ["PPOModule"])

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -127,6 +129,25 @@ def test_saving_again_into_a_folder_drops_a_removed_modules_folder(tmp_path: Pat
         algo.save_to_path(checkpoint)
     assert sorted(p.name for p in (checkpoint / MODULES).iterdir()) == ["main", "opponent"]
     assert sorted(RLModule.from_checkpoint(checkpoint / MODULES)) == ["main", "opponent"]
+
+
+def test_a_file_names_hookbus_classes_publicly_though_none_was_looked_up(tmp_path: Path) -> None:
+    # A fresh process that reaches PPOModule only through PPOConfig().build(), never as
+    # hookbus.runners.PPOModule: the file names it by its public name all the same.
+    code = (
+        "import sys\n"
+        "from hookbus.runners import PPOConfig\n"
+        "with PPOConfig().environment('CartPole-v1').build() as algo:\n"
+        "    algo.save_to_path(sys.argv[1])\n"
+        "print('PPOModule' in vars(sys.modules['hookbus.runners']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False"]  # never given by hookbus.runners
+    file = tmp_path / MODULES / "default_policy" / "module_state.msgpack"
+    assert codec.decode_msgpack(file.read_bytes())["module_class"] == "hookbus.runners.PPOModule"
+    assert isinstance(RLModule.from_checkpoint(file.parent), PPOModule)
 
 
 def test_what_is_not_a_module_folder_is_named(tmp_path: Path) -> None:
