@@ -58,6 +58,10 @@ def test_rllibs_results_hold_numpy_over_each_iterations_last_window() -> None:
     assert absent.missing == {"absent": plain.at_result[-1]}
 
 
+# RLlib's MultiAgentEnvRunner registers its env with gymnasium under one fixed id each time
+# it makes one (multi_agent_env_runner.py, make_env), so a second multi-agent RLlib run in a
+# process (test_rllib_bridge.py has one) gets gymnasium's warning: RLlib's, not this test's.
+@pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")
 def test_rllibs_multi_agent_episodes_give_each_agents_last_info() -> None:
     from ray.rllib.env.multi_agent_env import make_multi_agent
 
