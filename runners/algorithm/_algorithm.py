@@ -199,7 +199,15 @@ class Algorithm(_TrainableOrObject):
             owns_bus=bus is None,
             build_learner=self.build_learner,
             build_multi_agent_learner=self.build_multi_agent_learner,
-            make_evaluation=lambda: Evaluation(self, self._publisher, loop=self._sync.loop),
+            make_evaluation=lambda: Evaluation(
+                config,
+                self.metrics,
+                self._publisher,
+                learner=self._setup.ready_learner,
+                iteration=lambda: self._trainer.iteration,
+                algorithm=self,  # what a custom_evaluation_function gets
+                loop=self._sync.loop,
+            ),
         )
         self._trainer = Trainer(
             config,
@@ -209,7 +217,9 @@ class Algorithm(_TrainableOrObject):
             self._setup,
             training_step=self._run_training_step,
         )
-        self._checkpoints = CheckpointStore(self, self._publisher, self._setup)
+        self._checkpoints = CheckpointStore(
+            self, self._publisher, self._setup, modules=self._module_parts
+        )
         if not in_event_loop():
             self._sync.start()
 
@@ -642,20 +652,8 @@ class Algorithm(_TrainableOrObject):
         if iteration is not None:
             self.training_iteration = iteration
 
-    def _module_records(self) -> dict[str, Any]:
-        """What a checkpoint keeps to rebuild modules added while training."""
-        return _modules.module_records(self._module_parts())
-
-    async def _aadd_saved_modules(self, state: dict[str, Any]) -> list[str]:
-        """Add the modules checkpoint ``state`` holds and this Algorithm lacks."""
-        records = state.get("modules", {})
-        return await _modules.add_saved_modules(self._module_parts(), records, state["learner"])
-
-    async def _aremove_saved_modules(self, module_ids: list[str]) -> None:
-        """Remove modules ``_aadd_saved_modules`` added (a restore failed)."""
-        await _modules.remove_saved_modules(self._module_parts(), module_ids)
-
     def _module_parts(self) -> ModuleParts:
+        """What adding, removing and checkpointing modules works on, as it is now."""
         evaluation = self._setup.evaluation
         return ModuleParts(
             config=self.config,

@@ -17,7 +17,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -31,7 +31,10 @@ from ..backends import EnvRunnerHandle
 from ..env_runner import SampleRequest, SampleSummary
 from ..fleet import EnvRunnerGroup, Units, Until, Waves, Work, gather, within
 from ._evaluation_budget import auto_steps, split, units
-from ._learner import AlgorithmParts, AnyLearner
+from ._learner import AnyLearner
+
+if TYPE_CHECKING:
+    from ..config import AlgorithmConfig
 
 __all__ = ("EVALUATION_KEY", "Evaluation")
 
@@ -41,35 +44,45 @@ _RUNNER_STATS = (EVALUATION_KEY, "env_runners")
 logger = logging.getLogger("hookbus")
 
 
-class Trainer(AlgorithmParts, Protocol):
-    """What evaluation uses of the Algorithm it evaluates (and hands to a custom function)."""
-
-    @property
-    def learner(self) -> AnyLearner: ...
-
-
 class Evaluation:
     """Run an Algorithm's evaluation rounds on an evaluation EnvRunnerGroup.
 
     ``setup()`` builds the group; ``evaluate()`` runs one round (``algo.evaluate()`` and the
     rounds ``train()`` starts); ``train_and_evaluate()`` runs a round in parallel with a
     training step, on the weights from before that step (RLlib's one-iteration lag).
+
+    Handed what it uses of the Algorithm: its config, logger and publisher (its bus, its
+    events, its seq), its learner and iteration count as they are at each call, and the
+    Algorithm itself only to hand on to ``custom_evaluation_function(algorithm, group)``,
+    as RLlib calls it.
     """
 
     def __init__(
-        self, algorithm: Trainer, publisher: Publisher, *, loop: LoopThread | None = None
+        self,
+        config: AlgorithmConfig[Any],
+        metrics: MetricsLogger,
+        publisher: Publisher,
+        *,
+        learner: Callable[[], AnyLearner],
+        iteration: Callable[[], int],
+        algorithm: object,
+        loop: LoopThread | None = None,
     ) -> None:
-        self.algorithm = algorithm
-        self._publisher = publisher  # the Algorithm's: its events, its seq
+        self._interval = config.evaluation_interval
+        self._metrics = metrics
+        self._publisher = publisher
+        self._learner = learner
+        self._iteration = iteration
+        self._algorithm = algorithm  # only for the custom function: nothing here reads it
         self._loop = loop
-        self.config = algorithm.config.get_evaluation_config_object()
+        self.config = config.get_evaluation_config_object()
         """The evaluation runners' config (``in_evaluation=True``, overrides applied)."""
         self.group: EnvRunnerGroup | None = None
         self.last: dict[str, Any] | None = None
         """The latest round's metrics: ``result["evaluation"]`` of later iterations too."""
         self._module: Stateful | None = None  # the in-process evaluation runners' module copy
         self._throughput: float | None = None  # env steps per second of one runner ("auto")
-        self._custom = algorithm.config.custom_evaluation_function
+        self._custom = config.custom_evaluation_function
 
     @property
     def module(self) -> Any:
@@ -80,12 +93,11 @@ class Evaluation:
 
     async def setup(self) -> None:
         """Build the evaluation runners (worker processes start here), with a module copy."""
-        algorithm = self.algorithm
         # Their own copy: a round running parallel to training must not see the weights
         # change under it while the learner updates (in a worker thread).
-        self._module = module = copy.deepcopy(algorithm.learner.module)
+        self._module = module = copy.deepcopy(self._learner().module)
         self.group = EnvRunnerGroup(
-            self.config, bus=algorithm.bus, loop=self._loop, publisher=self._publisher
+            self.config, bus=self._publisher.bus, loop=self._loop, publisher=self._publisher
         )
         self.group.set_module(module)
         await self.group.setup()
@@ -97,14 +109,14 @@ class Evaluation:
 
     def due(self, iteration: int) -> bool:
         """Tell whether training iteration ``iteration`` (1-based) ends with a round."""
-        interval = self.algorithm.config.evaluation_interval
+        interval = self._interval
         return interval is not None and interval > 0 and iteration % interval == 0
 
     # --- rounds -----------------------------------------------------------------------------
 
     async def train_and_evaluate(self, training_step: Callable[[], Awaitable[None]]) -> None:
         """Run ``training_step()`` and a round at the same time: train(i->i+1) + eval(i)."""
-        weights = self.algorithm.learner.module.get_state()  # before the step changes them
+        weights = self._learner().module.get_state()  # before the step changes them
         trained = anyio.Event()
 
         async def train() -> None:
@@ -125,18 +137,16 @@ class Evaluation:
 
         ``training`` is set when a parallel training step ends ("auto" duration stops then).
         """
-        algorithm, group, module = self.algorithm, self.group, self._module
+        group, module = self.group, self._module
         assert group is not None, "setup() comes first"
         assert module is not None
         if weights is None:
-            weights = algorithm.learner.module.get_state()
+            weights = self._learner().module.get_state()
         await group.restore_and_announce(weights)
         module.set_state(weights)
         await group.sync_weights(weights)
-        await self._publisher.publish(
-            EvaluateStart, training_iteration=algorithm.training_iteration
-        )
-        metrics_logger = algorithm.metrics
+        await self._publisher.publish(EvaluateStart, training_iteration=self._iteration())
+        metrics_logger = self._metrics
         # Each round reports its own episodes; lifetime counters go on counting.
         _forget_round_stats(metrics_logger)
         with metrics_logger.log_time(("timers", "evaluation_iteration")):
@@ -154,7 +164,7 @@ class Evaluation:
         await self._publisher.publish(
             EvaluateEnd,
             {"evaluation_metrics": metrics},
-            training_iteration=algorithm.training_iteration,
+            training_iteration=self._iteration(),
             evaluation_metrics=metrics,
         )
         self.last = metrics
@@ -164,11 +174,11 @@ class Evaluation:
         function = self._custom
         assert function is not None
         if inspect.iscoroutinefunction(function):  # an async def (to await the group's methods)
-            returned = await function(self.algorithm, group)
+            returned = await function(self._algorithm, group)
         else:
             # In a worker thread, as RLlib's sync functions expect: they call the group's
             # sync facades and runners' sync sample(), which block on this loop (free now).
-            returned = await anyio.to_thread.run_sync(function, self.algorithm, group)
+            returned = await anyio.to_thread.run_sync(function, self._algorithm, group)
         return _custom_metrics(function, returned)
 
     # --- sampling the budget ----------------------------------------------------------------
@@ -238,7 +248,7 @@ class Evaluation:
         (``algo.evaluate()``), it samples for about one training iteration's mean time.
         """
         config = self.config
-        expected: float = self.algorithm.metrics.peek(("timers", "training_iteration"), default=0.0)
+        expected: float = self._metrics.peek(("timers", "training_iteration"), default=0.0)
         started = time.monotonic()
 
         def more() -> bool:

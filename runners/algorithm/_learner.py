@@ -10,17 +10,11 @@ so with a Protocol of its own (DQN's target network, docs/dqn.md).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
-
-from hookbus.kernel import Bus
-from hookbus.metrics import MetricsLogger
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .._rl_module import MultiRLModule, RLModule, Stateful
 
-if TYPE_CHECKING:
-    from ..config import AlgorithmConfig
-
-__all__ = ("AlgorithmParts", "AnyLearner", "Learner", "MultiLearner")
+__all__ = ("AnyLearner", "Learner", "MultiLearner")
 
 BatchT = TypeVar("BatchT", contravariant=True)
 
@@ -69,22 +63,3 @@ class MultiLearner(Stateful, Protocol[BatchT]):
 
 AnyLearner = Learner[Any] | MultiLearner[Any]
 """What ``algo.learner`` is: a learner of one module, or one per module id."""
-
-
-class AlgorithmParts(Protocol):
-    """What the Algorithm's collaborators read of it: its iteration, config, bus, logger.
-
-    Evaluation (``_evaluation.Trainer``) and checkpoints (``_state.Checkpointed``) add what
-    each needs of its learner.
-    """
-
-    training_iteration: int
-
-    @property
-    def config(self) -> AlgorithmConfig[Any]: ...
-
-    @property
-    def bus(self) -> Bus: ...
-
-    @property
-    def metrics(self) -> MetricsLogger: ...

@@ -37,18 +37,32 @@ from ._checkpoint import (
     pair_callback_states,
     read_checkpoint,
 )
-from ._learner import AlgorithmParts
 from ._stored_config import config_from_record, config_record
 from ._structure import check_structure
 
 if TYPE_CHECKING:
+    from hookbus.kernel import Bus
+
     from ..config import AlgorithmConfig
 
 __all__ = ("Checkpointed", "build_restored", "load_state", "saved_state")
 
 
-class Checkpointed(AlgorithmParts, Protocol):
-    """What a checkpoint holds of an Algorithm: the parts it reads, and sets on a restore."""
+class Checkpointed(Protocol):
+    """What a checkpoint holds of an Algorithm, all of it public: the parts it reads, and
+    sets on a restore (its iteration, learner, logger, callbacks and extra state), and the
+    config it records."""
+
+    training_iteration: int
+
+    @property
+    def config(self) -> AlgorithmConfig[Any]: ...
+
+    @property
+    def bus(self) -> Bus: ...
+
+    @property
+    def metrics(self) -> MetricsLogger: ...
 
     @property
     def learner(self) -> Stateful: ...
@@ -58,12 +72,6 @@ class Checkpointed(AlgorithmParts, Protocol):
     def set_extra_state(self, state: dict[str, Any]) -> None: ...
 
     def check_extra_state(self, state: dict[str, Any]) -> None: ...
-
-    def _module_records(self) -> dict[str, Any]: ...
-
-    async def _aadd_saved_modules(self, state: dict[str, Any]) -> list[str]: ...
-
-    async def _aremove_saved_modules(self, module_ids: list[str]) -> None: ...
 
 
 class Restorable(Protocol):
@@ -125,10 +133,10 @@ class _Part(NamedTuple):
     saved: Any  # the checkpoint's value for it
 
 
-def saved_state(algo: Checkpointed) -> dict[str, Any]:
+def saved_state(algo: Checkpointed, records: dict[str, Any]) -> dict[str, Any]:
     """Return everything a checkpoint holds of ``algo`` (``_checkpoint.SECTIONS``), and
-    ``"modules"`` if it has modules a fresh Algorithm may lack (added while training)."""
-    records = algo._module_records()
+    ``"modules"``, the ``records`` of modules a fresh Algorithm may lack (added while
+    training), if there are any."""
     return {
         **({"modules": records} if records else {}),
         "algorithm": type(algo).__name__,

@@ -43,9 +43,10 @@ from hookbus.kernel import ConfigError
 from ..config import AlgorithmConfig
 
 
-class Algorithm(Protocol):
-    """What this module reads of an Algorithm (it defines ``Algorithm``'s base, so it
-    cannot import the class): the trial flag, a config from Tune's params, the defaults."""
+class Trial(Protocol):
+    """An Algorithm as this module reads it, Tune's trial or not (this module defines the
+    ``Algorithm`` class's base, so it cannot import the class): the trial flag, a config
+    from Tune's params, the defaults."""
 
     _tune_trial: bool
 
@@ -149,7 +150,7 @@ def require_tune() -> ModuleType:
     return module
 
 
-def start_trial(algorithm: Algorithm, params: dict[str, Any], storage: object) -> None:
+def start_trial(algorithm: Trial, params: dict[str, Any], storage: object) -> None:
     """Initialise ``algorithm`` as Tune's trial: Tune's ``Trainable.__init__`` calls its
     ``setup(params)``. ``storage`` is Tune's (a ``StorageContext``), handed back to it
     unread: an ``object`` here."""
@@ -157,12 +158,12 @@ def start_trial(algorithm: Algorithm, params: dict[str, Any], storage: object) -
     require_tune().Trainable.__init__(algorithm, config=params, storage=storage)
 
 
-def tune_method(algorithm: Algorithm, name: str, *args: Any, **kwargs: Any) -> Any:
+def tune_method(algorithm: Trial, name: str, *args: Any, **kwargs: Any) -> Any:
     """Call Tune's ``Trainable.<name>`` on a trial's Algorithm (hookbus's method shadows it)."""
     return getattr(require_tune().Trainable, name)(algorithm, *args, **kwargs)
 
 
-def trial_config(algorithm: Algorithm, params: dict[str, Any]) -> AlgorithmConfig[Any]:
+def trial_config(algorithm: Trial, params: dict[str, Any]) -> AlgorithmConfig[Any]:
     """Return the checked config a trial builds from Tune's resolved ``params``.
 
     ``params`` is ``AlgorithmConfig.to_dict()``'s flat form (or the view by section). With a
@@ -241,7 +242,7 @@ def _trial_dir(algorithm: Any) -> Path:
 
 
 def auto_filled_metrics(
-    algorithm: Algorithm, params: dict[str, Any], *args: Any, **kwargs: Any
+    algorithm: Trial, params: dict[str, Any], *args: Any, **kwargs: Any
 ) -> dict[str, Any]:
     """Return Tune's auto-filled result keys, ``config`` being the trial's settings dict."""
     metrics: dict[str, Any] = tune_method(algorithm, "get_auto_filled_metrics", *args, **kwargs)
@@ -250,7 +251,7 @@ def auto_filled_metrics(
 
 
 def resource_request(
-    algorithm_class: type[Algorithm], config: AlgorithmConfig[Any] | Mapping[str, Any] | None
+    algorithm_class: type[Trial], config: AlgorithmConfig[Any] | Mapping[str, Any] | None
 ) -> Any:
     """Return a trial's bundles, sized by its config as RLlib's Algorithm sizes them.
 
