@@ -9,25 +9,26 @@ composes, each handed what it needs:
 - ``SyncFacade`` (``_facade``): the blocking twins, on the Algorithm's own loop;
 - ``LearnerUpdates`` (``_learning``): updates between the learner hooks.
 
-Every public method is a short delegation to one of them, or to the functions of
-``_rllib_surface`` (modules and weights) and ``_tune`` (Tune's Trainable API). The surface
-is RLlib's, hence its width; what subclasses provide comes first.
+Every public method is a short delegation to one of them. The surface is RLlib's, hence its
+width, and its parts change for different reasons, so they are written where each changes:
+this module has what hookbus's training is (building, what subclasses provide, training
+and evaluating, setting up and stopping) and Tune's Trainable API; two bases holding no
+state add RLlib's names (``_rllib_surface.RLlibNames``: accessors, modules, state and
+weights, deprecated names) and the checkpoint methods (``_checkpoints.CheckpointMethods``).
 
-Its one base is Tune's ``Trainable`` when Ray Tune is installed, else ``object``, decided
+Its last base is Tune's ``Trainable`` when Ray Tune is installed, else ``object``, decided
 once when this module runs (``_tune.py`` says why, and why this module is imported only on
 first use of the name).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import anyio
 import gymnasium as gym
@@ -45,27 +46,23 @@ from hookbus.events import (
 from hookbus.kernel import Bus, ConfigError, Publisher
 from hookbus.metrics import MetricsLogger
 
-from .._deprecation import warn_deprecated
 from .._errors import refuse_while_loading_main
 from .._loop import blocking as run_blocking, in_event_loop
-from .._module_spec import MultiRLModuleSpec, RLModuleSpec
+from .._module_spec import RLModuleSpec
 from .._types import EnvSpec
 from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
-from ..env_runner import EnvRunner, MultiAgentEnvRunner, make_bus
-from ..fleet import EnvRunnerGroup
-from . import _modules, _rllib_surface, _tune
-from ._checkpoints import CheckpointStore, new_checkpoint_dir
+from ..env_runner import make_bus
+from . import _tune
+from ._checkpoints import CheckpointMethods, CheckpointStore
 from ._evaluation import Evaluation
 from ._facade import SyncFacade
 from ._learner import AnyLearner, Learner, MultiLearner
 from ._learning import LearnerSettings, LearnerUpdates, Spaces, learner_settings
 from ._lifecycle import Lifecycle
-from ._modules import ModuleParts
+from ._rllib_surface import RLlibNames
 from ._setup import Setup
-from ._state import build_restored
 from ._structure import check_structure
 from ._training import Trainer
-from ._tune import TuneCheckpoint
 
 __all__ = ("Algorithm",)
 
@@ -87,7 +84,7 @@ else:  # Tune's Trainable when Ray Tune is installed (tune.Tuner(PPO) needs it),
     _TrainableOrObject = _tune.trainable_base()
 
 
-class Algorithm(_TrainableOrObject):
+class Algorithm(RLlibNames, CheckpointMethods, _TrainableOrObject):
     """Train a policy: sample with EnvRunners, update a learner, publish results.
 
     Build it with ``config.build()``. From sync code, ``train()``, ``evaluate()``,
@@ -391,22 +388,6 @@ class Algorithm(_TrainableOrObject):
         result: dict[str, Any] = self._blocking("evaluate", "aevaluate", self.aevaluate)
         return result
 
-    def compute_single_action(
-        self, observation: Any, *, explore: bool | None = None, policy_id: str | None = None
-    ) -> Any:
-        """Return the action for one observation (``explore`` defaults to the config's).
-
-        Uses the local runner's exploration, so schedules such as epsilon-greedy apply.
-        Multi-agent: ``policy_id`` names the policy that acts (needed with several).
-        """
-        self._setup.require(Lifecycle.READY, "compute_single_action")
-        runner = self.env_runner
-        if policy_id is None:
-            return runner.compute_single_action(observation, explore=explore)
-        if not isinstance(runner, MultiAgentEnvRunner):
-            raise ConfigError(f"policy_id={policy_id!r} needs a multi-agent config")
-        return runner.compute_single_action(observation, explore=explore, policy_id=policy_id)
-
     # --- setting up and stopping ------------------------------------------------------------
 
     async def asetup(self) -> None:
@@ -447,305 +428,6 @@ class Algorithm(_TrainableOrObject):
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-    # --- checkpoints ------------------------------------------------------------------------
-
-    async def asave_to_path(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the Algorithm's state into directory ``path`` (created if needed); return
-        it. Without ``path``, as RLlib's: a new folder in the system's temporary directory.
-
-        A crash at any moment leaves ``path`` absent or a complete checkpoint: a new folder
-        is written beside and renamed into place, an existing one gets its file replaced
-        by rename, both synced to disk; the save also removes what earlier, killed saves
-        left (docs/runners.md). The file carries a SHA-256 checksum.
-        """
-        return await self._checkpoints.asave(path)
-
-    def save_to_path(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write a checkpoint; return its folder (sync twin of ``asave_to_path()``)."""
-        saved: Path = self._blocking("save_to_path", "asave_to_path", self.asave_to_path, path)
-        return saved
-
-    async def arestore_from_path(self, path: str | os.PathLike[str] | TuneCheckpoint) -> None:
-        """Load a state written by ``save_to_path``; publish ``on_checkpoint_loaded``.
-
-        ``path`` is the checkpoint's folder or, as in RLlib, Ray Tune's ``Checkpoint``
-        (``result.checkpoint``; a remote one is copied to a temporary folder first).
-
-        All or nothing: the checkpoint is verified (checksum) and checked against this
-        Algorithm (sections, the learner's shapes, metrics, extra state) before anything
-        changes, and a part that still fails to load rolls the others back. Any failure is
-        a ConfigError naming the file; the Algorithm is then as it was.
-        """
-        await self._checkpoints.arestore(await _tune.acheckpoint_folder(path, "restore_from_path"))
-
-    def restore_from_path(self, path: str | os.PathLike[str] | TuneCheckpoint) -> None:
-        """Load a checkpoint (sync twin of ``arestore_from_path()``)."""
-        folder = _tune.checkpoint_folder(path, "restore_from_path")
-        self._blocking("restore_from_path", "arestore_from_path", self.arestore_from_path, folder)
-
-    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
-        """Write a checkpoint into ``checkpoint_dir`` (a new temporary one by default).
-
-        In a Ray Tune trial this is Tune's ``save()`` (its result, for Tune).
-        """
-        if self._tune_trial:
-            return _tune.tune_method(self, "save", checkpoint_dir, **kwargs)
-        if kwargs:
-            raise TypeError(f"save() takes only checkpoint_dir, got {', '.join(kwargs)}")
-        if checkpoint_dir is None:
-            checkpoint_dir = new_checkpoint_dir(type(self).__name__)
-        return self.save_to_path(checkpoint_dir)
-
-    def restore(self, checkpoint_path: Any, **kwargs: Any) -> None:
-        """Load a checkpoint: a folder or Tune's ``Checkpoint`` (RLlib's name for
-        ``restore_from_path()``; Tune's in a trial)."""
-        if self._tune_trial:
-            _tune.tune_method(self, "restore", checkpoint_path, **kwargs)
-            return
-        if kwargs:
-            raise TypeError(f"restore() takes only checkpoint_path, got {', '.join(kwargs)}")
-        self.restore_from_path(checkpoint_path)
-
-    @classmethod
-    def from_checkpoint(
-        cls,
-        path: str | os.PathLike[str] | TuneCheckpoint,
-        config: AlgorithmConfig[Any] | None = None,
-        *,
-        env: EnvSpec | None = None,
-    ) -> Self:
-        """Build an Algorithm from a checkpoint and restore it: ready to train or act.
-
-        The checkpoint keeps the config's data settings, never code; if the config held
-        code (callbacks, an env creator), pass ``config`` (that config, or an equivalent).
-        ``env`` sets the env alone (of the checkpoint's config, or of ``config``). A
-        checkpoint is data and its stored env is resolved only if that imports nothing (a
-        name given to ``register_env``, a gymnasium id); a ``module:Name`` or
-        ``file.py:Name`` is refused unless ``env`` or ``config`` is given. A checkpoint
-        that cannot be restored is a ConfigError; what was built is stopped. ``path`` may
-        be Ray Tune's ``Checkpoint`` (``result.checkpoint``), as in RLlib.
-        """
-        return build_restored(cls, _tune.checkpoint_folder(path, "from_checkpoint"), config, env)
-
-    # --- RLlib's accessors ------------------------------------------------------------------
-
-    @classmethod
-    def get_default_config(cls) -> AlgorithmConfig[Any]:
-        """Return a new config of this algorithm (RLlib's classmethod): ``PPO`` gives a
-        ``PPOConfig()``; a subclass without a config class of its own gets its base's."""
-        return _rllib_surface.default_config(cls)
-
-    @property
-    def learner(self) -> AnyLearner:
-        """The learner (``build_learner()``'s, or ``config.learner_class``'s; set up first)."""
-        return self._setup.ready_learner()
-
-    @learner.setter
-    def learner(self, learner: AnyLearner) -> None:
-        self._setup.learner = learner
-
-    def get_module(self, module_id: str = DEFAULT_MODULE_ID) -> Any:
-        """Return the learner's module ``module_id`` (RLlib's; the runners act with it)."""
-        return _rllib_surface.get_module(self.learner, module_id)
-
-    def add_module(
-        self,
-        module_id: str,
-        module_spec: RLModuleSpec,
-        *,
-        config_overrides: Mapping[str, Any] | None = None,
-        new_agent_to_module_mapping_fn: Callable[..., str] | None = None,
-        new_should_module_be_updated: Any = None,
-        add_to_learners: bool = True,
-        add_to_env_runners: bool = True,
-        add_to_eval_env_runners: bool = True,
-    ) -> MultiRLModuleSpec:
-        """Add module ``module_id``, built from ``module_spec``, while training (RLlib's).
-
-        The learner gets it (a PPO learner with ``config_overrides``, or one that never
-        trains a class of your own), then the config (``policies``, ``rl_module_spec``,
-        and the new mapping and modules to train if given), then every training and
-        evaluation runner, in-process or not, with the weights. Running episodes keep
-        their mapping. Returns the new MultiRLModuleSpec. Sync twin of ``aadd_module``;
-        callable from sync callbacks (``on_train_result``) on every backend.
-        """
-        call = functools.partial(
-            self.aadd_module,
-            module_id,
-            module_spec,
-            config_overrides=config_overrides,
-            new_agent_to_module_mapping_fn=new_agent_to_module_mapping_fn,
-            new_should_module_be_updated=new_should_module_be_updated,
-            add_to_learners=add_to_learners,
-            add_to_env_runners=add_to_env_runners,
-            add_to_eval_env_runners=add_to_eval_env_runners,
-        )
-        added: MultiRLModuleSpec = self._blocking("add_module", "aadd_module", call)
-        return added
-
-    async def aadd_module(
-        self, module_id: str, module_spec: RLModuleSpec, **kwargs: Any
-    ) -> MultiRLModuleSpec:
-        """Async twin of ``add_module()`` (same keywords)."""
-        self._setup.require(Lifecycle.READY, "add_module")
-        return await _modules.add_module(self._module_parts(), module_id, module_spec, **kwargs)
-
-    def remove_module(
-        self,
-        module_id: str,
-        *,
-        new_agent_to_module_mapping_fn: Callable[..., str] | None = None,
-        new_should_module_be_updated: Any = None,
-        remove_from_learners: bool = True,
-        remove_from_env_runners: bool = True,
-        remove_from_eval_env_runners: bool = True,
-    ) -> MultiRLModuleSpec:
-        """Remove module ``module_id`` from the learner, the config and every runner
-        (RLlib's); the runners drop their ongoing episodes. Returns the new
-        MultiRLModuleSpec. hookbus's runners act with the learner's modules, so the
-        ``remove_from_*`` keywords must stay True. Sync twin of ``aremove_module``."""
-        if not (remove_from_learners and remove_from_env_runners and remove_from_eval_env_runners):
-            raise ConfigError(
-                "remove_module(): hookbus removes a module from the learner and every runner "
-                "at once (the runners act with the learner's modules); leave remove_from_* True"
-            )
-        call = functools.partial(
-            self.aremove_module,
-            module_id,
-            new_agent_to_module_mapping_fn=new_agent_to_module_mapping_fn,
-            new_should_module_be_updated=new_should_module_be_updated,
-        )
-        removed: MultiRLModuleSpec = self._blocking("remove_module", "aremove_module", call)
-        return removed
-
-    async def aremove_module(self, module_id: str, **kwargs: Any) -> MultiRLModuleSpec:
-        """Async twin of ``remove_module()`` (its mapping and training keywords)."""
-        self._setup.require(Lifecycle.READY, "remove_module")
-        return await _modules.remove_module(self._module_parts(), module_id, **kwargs)
-
-    def get_state(
-        self, components: Any = None, *, not_components: Any = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        """Return RLlib's nested state of what hookbus keeps there: the module weights
-        (``learner_group/learner/rl_module``, by module id) and ``training_iteration``.
-        ``components`` and ``not_components`` pick top-level keys, as RLlib's."""
-        state = _modules.get_state(self._module_parts(), self.training_iteration)
-        keep = [components] if isinstance(components, str) else components
-        drop = [not_components] if isinstance(not_components, str) else not_components or []
-        return {k: v for k, v in state.items() if (keep is None or k in keep) and k not in drop}
-
-    def set_state(self, state: Mapping[str, Any]) -> None:
-        """Load RLlib's nested ``state``: module weights by module id (the modules it names;
-        the others keep theirs), sent on to the runners, and ``training_iteration``.
-
-        As RLlib's self-play callback does after ``add_module``: ``algorithm.set_state(
-        {"learner_group": {"learner": {"rl_module": {new_id: main.get_state()}}}})``.
-        Sync twin of ``aset_state``.
-        """
-        self._blocking("set_state", "aset_state", self.aset_state, state)
-
-    async def aset_state(self, state: Mapping[str, Any]) -> None:
-        """Async twin of ``set_state()``."""
-        self._setup.require(Lifecycle.READY, "set_state")
-        iteration = await _modules.set_state(self._module_parts(), state)
-        if iteration is not None:
-            self.training_iteration = iteration
-
-    def _module_parts(self) -> ModuleParts:
-        """What adding, removing and checkpointing modules works on, as it is now."""
-        evaluation = self._setup.evaluation
-        return ModuleParts(
-            config=self.config,
-            learner=self.learner,
-            group=self.env_runner_group,
-            evaluation=None
-            if evaluation is None or evaluation.group is None
-            else (evaluation.config, evaluation.module, evaluation.group),
-            build=self.build_module_learner,
-        )
-
-    def get_policy(self, policy_id: str = DEFAULT_MODULE_ID) -> NoReturn:
-        """Refuse RLlib's old-stack ``get_policy``: name its new-stack counterpart."""
-        raise NotImplementedError(
-            f"get_policy({policy_id!r}) is RLlib's old API stack (Policy objects), which "
-            f"hookbus does not have; use algo.get_module({policy_id!r}), the RLModule "
-            f"(its forward_inference() acts), as RLlib's new stack does"
-        )
-
-    def get_weights(self) -> dict[str, Any]:
-        """Return the learner's weights by module id (RLlib's new-stack form)."""
-        return _rllib_surface.get_weights(self.learner)
-
-    def set_weights(self, weights: dict[str, Any]) -> None:
-        """Load weights by module id (as ``get_weights()`` returns them) into the learner;
-        the runners act with them from the next iteration (in-process ones at once)."""
-        _rllib_surface.set_weights(self.learner, weights)
-
-    @property
-    def training_iteration(self) -> int:
-        """The training iterations done so far."""
-        return self._trainer.iteration
-
-    @training_iteration.setter
-    def training_iteration(self, value: int) -> None:
-        self._trainer.iteration = value
-
-    @property
-    def iteration(self) -> int:
-        """The training iterations done so far (RLlib's name; ``training_iteration``)."""
-        return self.training_iteration
-
-    @property
-    def env_runner_group(self) -> EnvRunnerGroup:
-        """The training runners: the local one and the remote ones (set up first)."""
-        return self._setup.ready_group()
-
-    @property
-    def env_runner(self) -> EnvRunner:
-        """The local EnvRunner."""
-        return self.env_runner_group.local_env_runner
-
-    @property
-    def eval_env_runner_group(self) -> EnvRunnerGroup | None:
-        """The evaluation runners (None until something evaluates)."""
-        evaluation = self._setup.evaluation
-        return None if evaluation is None else evaluation.group
-
-    @property
-    def eval_env_runner(self) -> EnvRunner | None:
-        """The local evaluation EnvRunner (None until something evaluates)."""
-        group = self.eval_env_runner_group
-        return None if group is None else group.local_env_runner
-
-    def restore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
-        """Restart the failed runners of ``env_runner_group`` that the fault-tolerance
-        settings allow, with the learner's weights; publish ``on_env_runners_recreated``;
-        return their worker indices (RLlib's method; sync twin of ``arestore_env_runners``)."""
-        restored: list[int] = self._blocking(
-            "restore_env_runners",
-            "arestore_env_runners",
-            self.arestore_env_runners,
-            env_runner_group,
-        )
-        return restored
-
-    async def arestore_env_runners(self, env_runner_group: EnvRunnerGroup) -> list[int]:
-        """Async twin of ``restore_env_runners()``."""
-        weights = self.learner.module.get_state()
-        return await env_runner_group.restore_and_announce(weights)
-
-    @property
-    def workers(self) -> EnvRunnerGroup:
-        """Deprecated in RLlib: ``env_runner_group``."""
-        warn_deprecated("Algorithm.workers", "Algorithm.env_runner_group", stacklevel=3)
-        return self.env_runner_group
-
-    @property
-    def evaluation_workers(self) -> EnvRunnerGroup | None:
-        """Deprecated in RLlib: ``eval_env_runner_group``."""
-        warn_deprecated("Algorithm.evaluation_workers", "Algorithm.eval_env_runner_group")
-        return self.eval_env_runner_group
 
     # --- Ray Tune's Trainable API (Tune calls these on a trial's Algorithm) -----------------
 

@@ -158,7 +158,7 @@ def start_trial(algorithm: Trial, params: dict[str, Any], storage: object) -> No
     require_tune().Trainable.__init__(algorithm, config=params, storage=storage)
 
 
-def tune_method(algorithm: Trial, name: str, *args: Any, **kwargs: Any) -> Any:
+def tune_method(algorithm: object, name: str, *args: Any, **kwargs: Any) -> Any:
     """Call Tune's ``Trainable.<name>`` on a trial's Algorithm (hookbus's method shadows it)."""
     return getattr(require_tune().Trainable, name)(algorithm, *args, **kwargs)
 

@@ -215,8 +215,21 @@ def test_ppo_and_dqn_add_no_public_name() -> None:
         assert _own_public_names(cls) == set(SURFACE)
 
 
-def test_the_algorithm_has_at_most_two_bases() -> None:
-    assert len(Algorithm.__bases__) <= 2
+_SURFACE_BASES = ["RLlibNames", "CheckpointMethods"]
+"""The bases that add RLlib's names and the checkpoint methods: they hold no state."""
+
+
+def test_the_algorithms_bases_hold_no_state_and_tune_comes_last() -> None:
+    *surface, last = Algorithm.__bases__
+    assert [base.__qualname__ for base in surface] == _SURFACE_BASES
+    assert last.__qualname__ in {"Trainable", "object"}  # Tune's Trainable if installed
+    for base in surface:  # methods and properties only: the Algorithm makes every attribute
+        assert "__init__" not in vars(base)
+        assert not [
+            n
+            for n, v in vars(base).items()
+            if not n.startswith("__") and not (callable(v) or isinstance(v, property | classmethod))
+        ]
     assert PPO.__bases__ == (Algorithm,)
     assert DQN.__bases__ == (Algorithm,)
 
@@ -262,7 +275,7 @@ def test_the_base_depends_on_what_is_installed_not_on_import_order() -> None:
         print([c.__qualname__ for c in PPO.__mro__])
         """
     )
-    assert after == before == str(["PPO", "Algorithm", "Trainable", "object"])
+    assert after == before == str(["PPO", "Algorithm", *_SURFACE_BASES, "Trainable", "object"])
 
 
 def test_a_class_pickled_by_reference_is_the_same_class_elsewhere() -> None:
