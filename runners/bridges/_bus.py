@@ -17,15 +17,19 @@ from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from hookbus.events import HOOKS, BaseEvent
+import msgspec
+
+from hookbus.events import HOOKS, BaseEvent, TrainResult
 from hookbus.kernel import Bus, Callback, ConfigError, Control, Dispatcher, Publisher, Recorder
 
 from .._loop import LoopThread
+from ._rllib_data import plain_result
 
 __all__ = (
     "BACKENDS",
     "Collector",
     "ForeignCallback",
+    "ResultRecorder",
     "SyncBus",
     "adapt",
     "check_backend",
@@ -276,6 +280,29 @@ def made_by(producer: str) -> dict[str, str]:
     except (KeyError, PackageNotFoundError):
         found = ""
     return {"producer": producer, "producer_version": found}
+
+
+class ResultRecorder(Recorder):
+    """A bridge's Recorder that writes a ``TrainResult`` only when told (``write_result``),
+    with the result as the framework reports it (``train()``'s return, SB3's dump), keys
+    that handlers and the framework's later callbacks added included, not as its chain saw
+    it. Every other event it records as it comes. JSON lines for a ``.jsonl`` path."""
+
+    def __init__(self, path: str | os.PathLike[str], producer: str) -> None:
+        fmt = "jsonl" if os.fspath(path).endswith(".jsonl") else "msgpack"
+        super().__init__(path, format=fmt, **made_by(producer))  # replays follow its cycle
+        self.pending: TrainResult | None = None
+
+    def on_train_result(self, *, event: TrainResult, **kwargs: Any) -> None:
+        """Keep the iteration's event (the chain's last handler): ``write_result`` writes it."""
+        self.pending = event
+
+    def write_result(self, result: Any) -> None:
+        """Write the kept ``TrainResult`` with ``result`` as it is now, then the file."""
+        event, self.pending = self.pending, None
+        if event is not None:
+            self.record(event=msgspec.structs.replace(event, result=plain_result(result)))
+            self.flush()
 
 
 def check_backend(backend: object) -> str:

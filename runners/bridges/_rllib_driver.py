@@ -24,8 +24,6 @@ import weakref
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-import msgspec
-
 from hookbus.events import (
     BaseEvent,
     EvaluateEnd,
@@ -33,38 +31,17 @@ from hookbus.events import (
     RecordingGap,
     TrainResult,
 )
-from hookbus.kernel import Control, HookbusWarning, Publisher, Recorder
+from hookbus.kernel import Control, HookbusWarning, Publisher
 
-from ._bus import SyncBus, made_by
+from ._bus import ResultRecorder, SyncBus
 from ._rllib_bridge import STOP_KEY, Spec, build_callbacks, take_events
 from ._rllib_data import plain_result
 
-__all__ = ("ALGORITHM_SOURCE", "GAP_SOURCE", "DriverBridge", "DriverRecorder", "iteration_of")
+__all__ = ("ALGORITHM_SOURCE", "GAP_SOURCE", "DriverBridge", "iteration_of")
 
 ALGORITHM_SOURCE = "algorithm"
 GAP_SOURCE = "recorder"
 """The source of the ``RecordingGap`` events the driver writes."""
-
-
-class DriverRecorder(Recorder):
-    """The driver's Recorder: it writes a ``TrainResult`` only when told, with the result
-    as ``train()`` returns it (``write_result``), not as its chain saw it."""
-
-    def __init__(self, path: str) -> None:
-        fmt = "jsonl" if path.endswith(".jsonl") else "msgpack"
-        super().__init__(path, format=fmt, **made_by("rllib"))  # replays follow RLlib's cycle
-        self.pending: TrainResult | None = None
-
-    def on_train_result(self, *, event: TrainResult, **kwargs: Any) -> None:
-        """Keep the iteration's event (the chain's last handler): ``write_result`` writes it."""
-        self.pending = event
-
-    def write_result(self, result: Any) -> None:
-        """Write the kept ``TrainResult`` with ``result`` as it is now, then the file."""
-        event, self.pending = self.pending, None
-        if event is not None:
-            self.record(event=msgspec.structs.replace(event, result=plain_result(result)))
-            self.flush()
 
 
 class DriverBridge:
@@ -72,7 +49,7 @@ class DriverBridge:
 
     def __init__(self, spec: Spec, base: type) -> None:
         self.extra: dict[str, Any] = {}
-        self.recorder = None if spec.record is None else DriverRecorder(spec.record)
+        self.recorder = None if spec.record is None else ResultRecorder(spec.record, "rllib")
         self.bus = SyncBus(
             build_callbacks(spec, base, self.extra),
             spec.bus_options,

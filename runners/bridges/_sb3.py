@@ -33,7 +33,7 @@ from hookbus.events import AlgorithmInit, EnvironmentCreated, TrainResult
 from hookbus.kernel import ConfigError, Control, Publisher, check_callbacks
 from hookbus.metrics import MetricsLogger, results
 
-from ._bus import SyncBus, check_backend
+from ._bus import ResultRecorder, SyncBus, check_backend
 from ._rllib_data import plain_result
 from ._sb3_episodes import SubEnvEpisodes
 
@@ -87,14 +87,15 @@ class _Bridge:
         record: str | None,
         backend: str,
     ) -> None:
+        # The dump's TrainResult is written once SB3's values for it are final (``dump``).
+        self.recorder = None if record is None else ResultRecorder(record, "sb3")
         self.bus = SyncBus(
             callbacks,
             bus_options,
             source=RUNNER_SOURCE,
             backend=backend,
-            record=record,
+            record=self.recorder,
             acts_on=("stop_training",),
-            producer="sb3",  # a replay of the recording follows SB3's dumps
         )
         self.algorithm = Publisher(self.bus.bus, ALGORITHM_SOURCE)
         self.metrics = MetricsLogger()
@@ -178,6 +179,8 @@ class _Bridge:
             excluded = logger.name_to_excluded
             for key, value in changed:
                 logger.record(key, value, excluded.get(key))
+            if self.recorder is not None:  # what SB3 writes now, handlers' keys included
+                self.recorder.write_result(logger.name_to_value)
         write(step)
         self.metrics.reduce()  # close the period, as the Algorithm after each result
 

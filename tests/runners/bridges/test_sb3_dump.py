@@ -104,3 +104,36 @@ def test_what_on_train_result_logs_is_in_that_same_dump(
     assert 0 < episodes
     if algo == "DQN":  # a dump every 3 episodes: each counts the 3 since the previous one
         assert [int(row["hb/episodes"]) for row in rows] == [3] * dumps
+
+
+def test_the_recorded_result_is_what_sb3_wrote_in_that_dump(tmp_path: Path) -> None:
+    # A handler logs into the metrics and adds a key to result: both are in SB3's row of
+    # that dump, and the recording's TrainResult holds that row (it was copied before the
+    # handlers ran, missing what they added).
+    from hookbus.events import TrainResult
+    from hookbus.kernel import read_recording
+
+    def on_train_result(*, event: Any, result: dict[str, Any], metrics_logger: Any) -> None:
+        log_at_result(metrics_logger, event.training_iteration)
+        result["hb/added"] = 10 * event.training_iteration
+
+    env = make_vec_env("CartPole-v1", n_envs=2, seed=0)
+    model = PPO("MlpPolicy", env, n_steps=64, n_epochs=1, seed=0, device="cpu")
+    logger = configure(str(tmp_path), ["csv"])
+    model.set_logger(logger)
+    path = tmp_path / "run.msgpack"
+    bridge = sb3_callback(on_train_result=on_train_result, record=path)
+    try:
+        model.learn(3 * 64 * 2, callback=bridge, log_interval=1)
+    finally:
+        bridge.close()
+        logger.close()
+    with open(tmp_path / "progress.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    recorded = [e.result for e in read_recording(path) if isinstance(e, TrainResult)]
+    assert len(recorded) == len(rows) == 3
+    for i, (row, result) in enumerate(zip(rows, recorded, strict=True), start=1):
+        assert result["hb/added"] == 10 * i
+        assert result["hb/lifetime"] == i
+        assert result["hb/per_dump"] == 1
+        assert {key: row[key] for key in result} == {k: str(v) for k, v in result.items()}
