@@ -52,11 +52,6 @@ if TYPE_CHECKING:
         SoftQ as SoftQ,
         StochasticSampling as StochasticSampling,
     )
-    from ._module_spec import (
-        MultiRLModuleSpec as MultiRLModuleSpec,
-        RandomRLModule as RandomRLModule,
-        RLModuleSpec as RLModuleSpec,
-    )
     from ._rl_module import (
         MultiRLModule as MultiRLModule,
         RLModule as RLModule,
@@ -117,7 +112,10 @@ if TYPE_CHECKING:
         DEFAULT_POLICY_ID as DEFAULT_POLICY_ID,
         AlgorithmConfig as AlgorithmConfig,
         DefaultModelConfig as DefaultModelConfig,
+        MultiRLModuleSpec as MultiRLModuleSpec,
         PolicySpec as PolicySpec,
+        RandomRLModule as RandomRLModule,
+        RLModuleSpec as RLModuleSpec,
     )
     from .env_runner import (
         EnvRunner as EnvRunner,
@@ -300,9 +298,6 @@ _ON_FIRST_USE = {
     "EpsilonGreedy": ("._exploration", "EpsilonGreedy"),
     "SoftQ": ("._exploration", "SoftQ"),
     "StochasticSampling": ("._exploration", "StochasticSampling"),
-    "MultiRLModuleSpec": ("._module_spec", "MultiRLModuleSpec"),
-    "RandomRLModule": ("._module_spec", "RandomRLModule"),
-    "RLModuleSpec": ("._module_spec", "RLModuleSpec"),
     "MultiRLModule": ("._rl_module", "MultiRLModule"),
     "RLModule": ("._rl_module", "RLModule"),
     "Learner": (".algorithm", "Learner"),
@@ -341,6 +336,9 @@ _ON_FIRST_USE = {
     "AlgorithmConfig": (".config", "AlgorithmConfig"),
     "DefaultModelConfig": (".config", "DefaultModelConfig"),
     "PolicySpec": (".config", "PolicySpec"),
+    "MultiRLModuleSpec": (".config", "MultiRLModuleSpec"),
+    "RandomRLModule": (".config", "RandomRLModule"),
+    "RLModuleSpec": (".config", "RLModuleSpec"),
     "EnvRunner": (".env_runner", "EnvRunner"),
     "EnvRunnerMetrics": (".env_runner", "EnvRunnerMetrics"),
     "SampleRequest": (".env_runner", "SampleRequest"),

@@ -39,7 +39,7 @@ class RLModule(Stateful, Protocol):
 
     The minimal module is ``forward_inference`` alone: a class that subclasses ``RLModule``
     (as RLlib's heuristic modules do) inherits the rest, exploring as it infers and with
-    no state. ``RLModuleSpec(module_class=...)`` builds one (``_module_spec.py``).
+    no state. ``RLModuleSpec(module_class=...)`` builds one (``config/_module_spec.py``).
     """
 
     def forward_exploration(self, obs: NDArray[Any], rng: np.random.Generator, /) -> NDArray[Any]:

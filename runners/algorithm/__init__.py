@@ -25,6 +25,7 @@ from ._module_files import (
     MODULES_FOLDER as MODULES_FOLDER,
 )
 from ._results import ResultDraft as ResultDraft
+from ._space_data import space_from_data as space_from_data, space_to_data as space_to_data
 from ._stored_config import (
     StoredConfig as StoredConfig,
     config_from_record as config_from_record,
@@ -59,6 +60,8 @@ __all__ = (
     "read_stored_config",
     "refuse_held_back",
     "require_tune",
+    "space_from_data",
+    "space_to_data",
 )
 
 

@@ -48,9 +48,8 @@ from hookbus.metrics import MetricsLogger
 
 from .._errors import refuse_while_loading_main
 from .._loop import blocking as run_blocking, in_event_loop
-from .._module_spec import RLModuleSpec
 from .._types import EnvSpec
-from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
+from ..config import DEFAULT_MODULE_ID, AlgorithmConfig, RLModuleSpec
 from ..env_runner import make_bus
 from . import _tune
 from ._checkpoints import CheckpointMethods, CheckpointStore

@@ -67,7 +67,7 @@ MAX_CHECKPOINT_BYTES = 2**30
 
 A save writes no larger file and a read refuses one, by its size before reading it (a
 sparse file of gigabytes, a link to ``/dev/zero``: ``_regular_files``). The largest
-module the bounds of ``runners/_network_bound.py`` allow, in float64 with its Adam
+module the bounds of ``config/_network_bound.py`` allow, in float64 with its Adam
 moments, takes less than half of it.
 """
 # The sections of a state and their types (training_iteration is also checked to be >= 0).

@@ -22,8 +22,8 @@ import msgspec
 
 from hookbus.events import codec
 
-from .._space_data import space_to_data
 from ..config import DEFAULT_MODULE_ID
+from ._space_data import space_to_data
 
 __all__ = (
     "MODULES_FOLDER",

@@ -23,11 +23,17 @@ import numpy as np
 
 from hookbus.kernel import ConfigError
 
-from .._module_spec import MultiRLModuleSpec, RLModuleSpec
-from .._space_data import space_from_data, space_to_data
-from ..config import AlgorithmConfig, PolicySpec, policy_specs, set_multi_agent
+from ..config import (
+    AlgorithmConfig,
+    MultiRLModuleSpec,
+    PolicySpec,
+    RLModuleSpec,
+    policy_specs,
+    set_multi_agent,
+)
 from ..fleet import EnvRunnerGroup
 from ._learner import AnyLearner, Learner
+from ._space_data import space_from_data, space_to_data
 
 __all__ = (
     "ModuleParts",

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from hookbus.kernel import ConfigError
 
 from .._deprecation import warn_deprecated
-from .._module_spec import MultiRLModuleSpec, RLModuleSpec
-from ..config import DEFAULT_MODULE_ID, AlgorithmConfig
+from ..config import DEFAULT_MODULE_ID, AlgorithmConfig, MultiRLModuleSpec, RLModuleSpec
 from ..env_runner import EnvRunner, MultiAgentEnvRunner
 from . import _modules
 from ._learner import MultiLearner

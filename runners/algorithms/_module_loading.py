@@ -20,11 +20,15 @@ import numpy as np
 from hookbus.events import codec
 from hookbus.kernel import ConfigError
 
-from .._module_spec import RandomRLModule, RLModuleSpec
 from .._regular_files import read_regular_file
-from .._space_data import space_from_data
-from ..algorithm import MAX_CHECKPOINT_BYTES, MODULE_FILE, MODULE_FORMAT, MODULES_FOLDER
-from ..config import DefaultModelConfig
+from ..algorithm import (
+    MAX_CHECKPOINT_BYTES,
+    MODULE_FILE,
+    MODULE_FORMAT,
+    MODULES_FOLDER,
+    space_from_data,
+)
+from ..config import DefaultModelConfig, RandomRLModule, RLModuleSpec
 from ._multi_module import MultiAgentModule
 from .dqn._learner import DQNModule
 from .ppo._module import PPOModule

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from hookbus.kernel import ConfigError
 
-from .._network_bound import MAX_PARAMETERS, mlp_parameters, show_hiddens
+from ..config import MAX_PARAMETERS, mlp_parameters, show_hiddens
 
 __all__ = (
     "MLP",

@@ -23,6 +23,12 @@ from ._model import (
     DefaultModelConfig as DefaultModelConfig,
     effective_model_config as effective_model_config,
 )
+from ._module_spec import (
+    MultiRLModuleSpec as MultiRLModuleSpec,
+    RandomRLModule as RandomRLModule,
+    RLModuleSpec as RLModuleSpec,
+    module_kind as module_kind,
+)
 from ._multi_agent import (
     DEFAULT_MODULE_ID as DEFAULT_MODULE_ID,
     DEFAULT_POLICY_ID as DEFAULT_POLICY_ID,
@@ -34,6 +40,12 @@ from ._multi_agent import (
     policy_specs as policy_specs,
     set_multi_agent as set_multi_agent,
     trains_module as trains_module,
+)
+from ._network_bound import (
+    MAX_PARAMETERS as MAX_PARAMETERS,
+    check_module_parameters as check_module_parameters,
+    mlp_parameters as mlp_parameters,
+    show_hiddens as show_hiddens,
 )
 from ._sections import section as section
 from ._settings import (
@@ -53,6 +65,7 @@ __all__ = (
     "BACKENDS",
     "DEFAULT_MODULE_ID",
     "DEFAULT_POLICY_ID",
+    "MAX_PARAMETERS",
     "MODEL_KEYS",
     "NOT_SET",
     "AlgorithmConfig",
@@ -60,7 +73,10 @@ __all__ = (
     "DefaultModelConfig",
     "EnvRunnersSettings",
     "EvaluationSettings",
+    "MultiRLModuleSpec",
     "PolicySpec",
+    "RLModuleSpec",
+    "RandomRLModule",
     "ReportingSettings",
     "Rule",
     "Setting",
@@ -69,6 +85,7 @@ __all__ = (
     "TrainingSettings",
     "boolean",
     "check_backend",
+    "check_module_parameters",
     "check_values",
     "effective_model_config",
     "finite",
@@ -79,6 +96,8 @@ __all__ = (
     "is_callable",
     "is_multi_agent",
     "mapping_fn",
+    "mlp_parameters",
+    "module_kind",
     "module_spaces",
     "module_spec",
     "number_above",
@@ -91,5 +110,6 @@ __all__ = (
     "set_multi_agent",
     "settings_markdown",
     "settings_rows",
+    "show_hiddens",
     "trains_module",
 )

@@ -16,8 +16,8 @@ from typing import Any, Self
 
 from hookbus.kernel import ConfigError
 
-from .._network_bound import check_hidden_parameters
 from ._checks import show
+from ._network_bound import check_hidden_parameters
 
 __all__ = (
     "ACTIVATIONS",

@@ -12,10 +12,10 @@ from typing import Any, Protocol
 
 from hookbus.kernel import ConfigError
 
-from .._module_spec import MultiRLModuleSpec, RLModuleSpec
 from .._types import AgentID, ModuleID
 from ..envs import MultiAgentEnv, resolve_env
 from ..episodes import Episode, MultiAgentEpisode
+from ._module_spec import MultiRLModuleSpec, RLModuleSpec
 
 __all__ = (
     "DEFAULT_MODULE_ID",

@@ -32,7 +32,6 @@ import msgspec
 from hookbus.kernel import ConfigError
 
 from .._exploration import check_exploration_config
-from .._module_spec import MultiRLModuleSpec, RLModuleSpec
 from ..envs import VECTORIZE_MODES, check_env, resolve_registered_env, vectorize_mode
 from ._backend_names import check_backend
 from ._checks import (
@@ -50,6 +49,7 @@ from ._checks import (
     show,
 )
 from ._model import MODEL_KEYS, DefaultModelConfig
+from ._module_spec import MultiRLModuleSpec, RLModuleSpec
 
 __all__ = (
     "NOT_SET",

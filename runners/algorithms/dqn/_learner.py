@@ -16,8 +16,7 @@ from numpy.typing import NDArray
 
 from hookbus.events import publish_names
 
-from ..._network_bound import check_module_parameters
-from ...config import AlgorithmConfig, check_values
+from ...config import AlgorithmConfig, check_module_parameters, check_values
 from .._nn import MLP, Adam, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
 from ._settings import DQN_LEARNER_SETTINGS, DQNTrainingSettings
 

@@ -18,12 +18,13 @@ from numpy.typing import NDArray
 from hookbus.events import publish_names
 from hookbus.kernel import ConfigError
 
-from ..._module_spec import RLModuleSpec, module_kind
 from ...algorithm import Algorithm, Learner, LearnerSettings, Spaces
 from ...config import (
     DEFAULT_MODULE_ID,
     AlgorithmConfig,
+    RLModuleSpec,
     effective_model_config,
+    module_kind,
     module_spec,
     policy_specs,
     trains_module,

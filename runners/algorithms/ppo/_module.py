@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from hookbus.events import publish_names
 
-from ..._network_bound import check_module_parameters
+from ...config import check_module_parameters
 from .._distributions import make_distribution
 from .._nn import MLP, Array, Params, SpaceLike, copy_into, hidden_sizes, input_size
 

@@ -6,8 +6,8 @@ trains) with its spaces and ``model_config``; ``config.rl_module(rl_module_spec=
 ``Algorithm.add_module(module_id, module_spec)`` take them, as in RLlib. A class of your
 own is constructed with RLlib's keywords (those its ``__init__`` takes) and needs only
 ``forward_inference(obs) -> actions``: the minimal module protocol, ``RLModule`` in
-``_rl_module.py`` (docs/multi_agent.md). Here at the top of ``runners/`` so that the config
-checks, the learners and the runners may all name them.
+``runners/_rl_module.py`` (docs/multi_agent.md). Here in the config, which takes and checks
+them; the Algorithm, its learners and the module checkpoints, above it, build from them.
 """
 
 from __future__ import annotations
