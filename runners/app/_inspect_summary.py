@@ -225,12 +225,20 @@ class Summary:
             )
             for episode_id, source, length, ret, ending in done.first:
                 lines.append(
-                    f"  {printable(episode_id[:12])}  {printable(source):<16} len {length:>5}  "
+                    f"  {printable(_short_id(episode_id))}  {printable(source):<16} "
+                    f"len {length:>5}  "
                     f"return {ret:>9.2f}  {ending}"
                 )
             if done.count > done.listed > 0:
                 lines.append(f"  ... {done.count - done.listed} more")
         return lines
+
+
+def _short_id(episode_id: str) -> str:
+    """Return an id's last 12 characters, "…" before them if cut: hookbus's ids share their
+    first 16 digits within a process (a random prefix, then a counter), uuid4's differ
+    throughout, so the end is what tells a run's episodes apart."""
+    return episode_id if len(episode_id) <= 12 else "…" + episode_id[-12:]
 
 
 def _tag_label(tag: str) -> str:

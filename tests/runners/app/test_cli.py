@@ -90,6 +90,12 @@ def test_inspect_counts_hooks_sources_and_episodes(
     listed = re.findall(r"len +(\d+) +return +([\d.]+) +(?:terminated|truncated)", out)
     assert len(listed) == 2
     assert all(int(length) == float(ret) for length, ret in listed)
+    # The ids shown tell the episodes apart: hookbus's share their first 16 digits in a
+    # process, so the listing shows their ends.
+    ids = re.findall(r"^  (\S+)  env_runner:0 +len ", out, re.MULTILINE)
+    assert len(ids) == 2
+    assert len(set(ids)) == 2, ids
+    assert all(i.startswith("…") and len(i) == 13 for i in ids)
 
 
 def test_replay_prints_the_callbacks_metrics(
