@@ -18,6 +18,13 @@ from ._checks import (
     optional as optional,
 )
 from ._config import AlgorithmConfig as AlgorithmConfig
+from ._declarations import (
+    NOT_SET as NOT_SET,
+    Setting as Setting,
+    SettingInfo as SettingInfo,
+    Settings as Settings,
+    check_values as check_values,
+)
 from ._model import (
     MODEL_KEYS as MODEL_KEYS,
     DefaultModelConfig as DefaultModelConfig,
@@ -49,15 +56,10 @@ from ._network_bound import (
 )
 from ._sections import section as section
 from ._settings import (
-    NOT_SET as NOT_SET,
     EnvRunnersSettings as EnvRunnersSettings,
     EvaluationSettings as EvaluationSettings,
     ReportingSettings as ReportingSettings,
-    Setting as Setting,
-    SettingInfo as SettingInfo,
-    Settings as Settings,
     TrainingSettings as TrainingSettings,
-    check_values as check_values,
 )
 from ._table import settings_markdown as settings_markdown, settings_rows as settings_rows
 

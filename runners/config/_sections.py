@@ -22,8 +22,8 @@ import msgspec
 from hookbus.kernel import ConfigError
 
 from .._deprecation import warn_deprecated
+from ._declarations import NOT_SET, SettingInfo, Settings, setting_infos
 from ._settings import (
-    NOT_SET,
     DebuggingSettings,
     EnvironmentSettings,
     EnvRunnersSettings,
@@ -32,10 +32,7 @@ from ._settings import (
     MultiAgentSettings,
     ReportingSettings,
     RLModuleSettings,
-    SettingInfo,
-    Settings,
     TrainingSettings,
-    setting_infos,
 )
 from ._suggest import did_you_mean, keyword_hint
 

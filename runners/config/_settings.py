@@ -2,11 +2,13 @@
 
 A section of ``AlgorithmConfig`` (``environment()``, ``env_runners()``, ``training()``, ...)
 is a frozen ``msgspec.Struct`` here; each field is one setting, annotated
-``Annotated[type, Setting(doc, check)]``. Everything else is derived from these structs:
-the builder methods' keywords (``_sections.section``, typed for editors and mypy), the
-config's attributes, ``validate()``, decoding files, ``--set`` and ``params.json``, the
-settings table of docs/settings.md and what worker processes receive (data settings
-encoded with msgspec; only settings typed ``Any``, which hold code, are pickled).
+``Annotated[type, Setting(doc, check)]`` (``_declarations``: how a setting is declared and
+read back). Everything else is derived from these structs: the builder methods' keywords
+(``_sections.section``, typed for editors and mypy), the config's attributes,
+``validate()``, decoding files, ``--set`` and ``params.json``, the settings table of
+docs/settings.md and what worker processes receive (data settings encoded with msgspec;
+only settings typed ``Any``, which hold code, are pickled). This module changes when a
+setting does; ``_declarations`` when the way settings are declared does.
 
 An algorithm adds settings by subclassing a section (``PPOTrainingSettings``) and changes a
 default by declaring the field again with a new default.
@@ -14,18 +16,8 @@ default by declaring the field again with a new default.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator, Mapping
-from typing import (
-    Annotated,
-    Any,
-    ClassVar,
-    Literal,
-    NamedTuple,
-    get_args,
-    get_origin,
-    get_type_hints,
-)
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -48,11 +40,11 @@ from ._checks import (
     optional,
     show,
 )
+from ._declarations import Setting, Settings
 from ._model import MODEL_KEYS, DefaultModelConfig
 from ._module_spec import MultiRLModuleSpec, RLModuleSpec
 
 __all__ = (
-    "NOT_SET",
     "DebuggingSettings",
     "EnvRunnersSettings",
     "EnvironmentSettings",
@@ -61,140 +53,8 @@ __all__ = (
     "MultiAgentSettings",
     "RLModuleSettings",
     "ReportingSettings",
-    "Setting",
-    "SettingInfo",
-    "Settings",
     "TrainingSettings",
-    "check_values",
-    "setting_infos",
 )
-
-
-class _NotSet:
-    def __repr__(self) -> str:
-        return "NOT_SET"
-
-
-NOT_SET: Any = _NotSet()
-"""What a builder method's omitted keyword means: "leave this setting as it is"."""
-
-
-class Setting:
-    """A setting's declaration beside its type: ``Annotated[float, Setting(doc, check)]``."""
-
-    __slots__ = ("by_value", "check", "doc")
-
-    def __init__(
-        self,
-        doc: str,
-        check: Callable[[str, object], None] | None = None,
-        *,
-        by_value: bool = False,
-    ) -> None:
-        self.doc = doc
-        """One line for the settings table and the builder method's docstring."""
-        self.check = check
-        """``check(name, value)`` raising ConfigError (a ``Check``), or None: any value."""
-        self.by_value = by_value
-        """Code that crosses to workers by value (cloudpickle), lambdas included: for
-        settings RLlib's examples fill with a lambda (``env_to_module_connector``)."""
-
-
-class Settings(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
-    """One section of a config: every field a setting, with its type and default."""
-
-    renamed: ClassVar[Mapping[str, str]] = {}
-    """RLlib's deprecated keywords of this section's builder, to the setting each sets now
-    (RLlib 2.40 still takes them, with a DeprecationWarning)."""
-    aliases: ClassVar[Mapping[str, str]] = {}
-    """RLlib's keywords that are another name of a setting here (no warning)."""
-
-    def check(self) -> None:
-        """Raise ConfigError for a bad combination of this section's settings."""
-
-    @classmethod
-    def merge(cls, current: Settings, given: dict[str, Any]) -> dict[str, Any]:
-        """Return the values a builder call sets (``given`` unless a section merges)."""
-        return given
-
-
-class SettingInfo(NamedTuple):
-    """One setting as its declaration gives it (for docs, checks and the wire)."""
-
-    section: str
-    name: str
-    type: Any
-    default: Any
-    doc: str
-    check: Any
-    by_value: bool = False
-
-    @property
-    def holds_code(self) -> bool:
-        """Whether the setting may hold code (typed ``Any``): a file cannot set it."""
-        return self.type is Any
-
-    @property
-    def holds_objects(self) -> bool:
-        """Whether the setting may hold any Python object (``Any`` in its type): pickled."""
-        return self.type is Any or Any in _type_args(self.type)
-
-
-def _type_args(hint: Any) -> set[Any]:
-    args = set(get_args(hint))
-    for arg in list(args):
-        args |= _type_args(arg)
-    return args
-
-
-def setting_infos(section: str, struct: type[Settings]) -> Iterator[SettingInfo]:
-    """Yield ``struct``'s settings, in declaration order, as their declarations give them.
-
-    A field declared again only for a new default (``lr: float = 5e-4``) keeps the doc and
-    check of the nearest base class that declares them.
-    """
-    hints = [get_type_hints(cls, include_extras=True) for cls in struct.__mro__ if _is_section(cls)]
-    defaults = struct()
-    for name in struct.__struct_fields__:
-        declared = next(
-            (d for h in hints if name in h for d in _settings_of(h[name])), Setting("", None)
-        )
-        hint = hints[0][name]
-        if get_origin(hint) is Annotated:
-            hint = get_args(hint)[0]
-        yield SettingInfo(
-            section,
-            name,
-            hint,
-            getattr(defaults, name),
-            declared.doc,
-            declared.check,
-            declared.by_value,
-        )
-
-
-@functools.cache
-def _checks(struct: type[Settings]) -> dict[str, Any]:
-    return {i.name: i.check for i in setting_infos("", struct) if i.check is not None}
-
-
-def check_values(struct: type[Settings], values: Mapping[str, Any]) -> None:
-    """Check ``values`` as ``struct`` declares (a learner checking its own arguments)."""
-    checks = _checks(struct)
-    for name, value in values.items():
-        check = checks.get(name)
-        if check is not None:
-            check(name, value)
-
-
-def _is_section(cls: type) -> bool:
-    return isinstance(cls, type) and issubclass(cls, Settings) and cls is not Settings
-
-
-def _settings_of(hint: Any) -> list[Setting]:
-    if get_origin(hint) is not Annotated:
-        return []
-    return [extra for extra in get_args(hint)[1:] if isinstance(extra, Setting)]
 
 
 def _deep_merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -291,7 +151,9 @@ class EnvironmentSettings(Settings, frozen=True, kw_only=False):
             _env_check,
         ),
     ] = None
-    env_config: Annotated[dict[str, Any], Setting("the env's config (EnvContext)", _dict)] = {}
+    env_config: Annotated[dict[str, Any], Setting("the env's config (EnvContext)", _dict)] = (
+        msgspec.field(default_factory=dict)
+    )
     env_task_fn: Annotated[
         Any,
         Setting(
@@ -445,7 +307,7 @@ class RLModuleSettings(Settings, frozen=True):
             "vf_share_layers (over training(model=...)'s)",
             _model_check,
         ),
-    ] = {}
+    ] = msgspec.field(default_factory=dict)
     rl_module_spec: Annotated[
         Any,
         Setting(

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from ._checks import Check
+from ._declarations import SettingInfo
 from ._sections import ConfigSections
-from ._settings import SettingInfo
 
 __all__ = ("settings_markdown", "settings_rows")
 
