@@ -39,21 +39,23 @@ def make(bus: Bus, **options: Any) -> EpisodePublisher:
     return EpisodePublisher(Publisher(bus, "loop:0"), **options)
 
 
+def recorder(hook: str, calls: list[tuple[str, dict[str, Any]]], is_async: bool) -> Any:
+    """Return a handler of ``hook`` recording each call's keyword arguments."""
+
+    def record(**kwargs: Any) -> None:
+        calls.append((hook, kwargs))
+
+    async def record_async(**kwargs: Any) -> None:
+        await anyio.lowlevel.checkpoint()
+        calls.append((hook, kwargs))
+
+    return record_async if is_async else record
+
+
 def trace(bus: Bus, calls: list[tuple[str, dict[str, Any]]], *, is_async: bool = False) -> None:
     """Subscribe to every episode hook and the env's creation, recording each call."""
     for hook in (*EPISODE_HOOKS, "on_environment_created"):
-        if is_async:
-
-            async def handler(*, _hook: str = hook, **kwargs: Any) -> None:
-                await anyio.lowlevel.checkpoint()
-                calls.append((_hook, kwargs))
-
-        else:
-
-            def handler(*, _hook: str = hook, **kwargs: Any) -> None:  # type: ignore[misc]
-                calls.append((_hook, kwargs))
-
-        bus.subscribe(hook, handler)
+        bus.subscribe(hook, recorder(hook, calls, is_async))
 
 
 async def settle(dispatcher: Any, result: Any) -> Any:
@@ -141,13 +143,14 @@ def test_a_multi_agent_start_describes_its_agents_only_when_listened_to() -> Non
     episode = MultiAgentEpisode(env_index=1)
     assert publisher.started(episode, agents) is None
     assert described == []
-    starts: list[EpisodeStart] = []
+    starts: list[Any] = []
     bus.subscribe("on_episode_start", lambda *, event, **kwargs: starts.append(event))
     bus.subscribe("on_episode_created", lambda *, event, **kwargs: starts.append(event))
     publisher.created(episode)
     publisher.started(episode, agents)
     created, start = starts
-    assert created.multi_agent is True  # type: ignore[attr-defined]
+    assert isinstance(start, EpisodeStart)
+    assert created.multi_agent is True
     assert described == [1]
     assert start.agents == [AgentData(agent_id="a", observation=[1.0])]
     assert (start.observation, start.env_index) == (None, 1)
