@@ -224,7 +224,9 @@ def test_inspect_escapes_everything_it_prints_from_the_file(
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert_escaped(out)
-    for shown in ("written by hookbus \\x1b", "schema \\x1b", "mod\\x1b", "runner\\x1b", "ep\\x1b"):
+    # An episode is listed by its id's end (``…`` and its last 12 characters), escaped too.
+    shown_id = "…ned\\x07\\x1b[2J\\x9b31m"
+    for shown in ("written by hookbus \\x1b", "schema \\x1b", "mod\\x1b", "runner\\x1b", shown_id):
         assert shown in out
     assert "'text': '\\x1b]0;owned" in out  # a field value, as repr writes it
 
