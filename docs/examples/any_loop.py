@@ -47,10 +47,10 @@ def main(folder: Path) -> None:
     envs = wrap_env(envs, *callbacks(), record=folder / "run.msgpack")  # the one line added
 
     rng = np.random.default_rng(0)  # stands in for the policy
-    obs, _ = envs.reset(seed=0)
+    envs.reset(seed=0)
     for iteration in range(3):
         for _ in range(100):
-            obs, rewards, terminations, truncations, infos = envs.step(rng.integers(0, 2, 4))
+            envs.step(rng.integers(0, 2, 4))  # a loop of yours reads what it returns
         out = envs.reduce_metrics()  # what the callbacks logged: print it, or log it
         print(iteration, {key: round(value, 3) for key, value in out.items()})
     envs.close()  # closes the env and finishes the recording
